@@ -1,0 +1,359 @@
+"""The contract between the harness and an arm (one ORM or database).
+
+An arm knows its ORM and this module, nothing of pytest. The harness knows this
+module, nothing of any ORM. Everything an arm receives or returns is plain
+Python: rows are dicts keyed by the canonical field names defined here.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import datetime as dt
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, ClassVar, Mapping, Sequence
+
+# --------------------------------------------------------------------------
+# Models (the reference suite's Tests 1, 2 and 3)
+# --------------------------------------------------------------------------
+
+LEVELS: tuple[int, ...] = (10, 20, 30, 40, 50)
+PAGE_SIZE = 20
+TEXT_MAX = 255
+DECIMAL_DIGITS, DECIMAL_PLACES = 10, 2
+
+NO_DEFAULT: Any = object()
+
+WIDE_KINDS: tuple[str, ...] = ("float", "smallint", "int", "bigint", "char", "text", "decimal", "json")
+WIDE_SETS: tuple[int, ...] = (1, 2, 3, 4)
+#: Sets 1 and 3 have defaults, 2 and 4 are nullable (as in the reference).
+WIDE_DEFAULT_SETS: tuple[int, ...] = (1, 3)
+#: Rows the generator writes give values for sets 1 and 2 only, so that set 3
+#: exercises column defaults and set 4 exercises NULLs.
+WIDE_GIVEN_SETS: tuple[int, ...] = (1, 2)
+WIDE_DEFAULTS: dict[str, Any] = {
+    "float": 2.2,
+    "smallint": 2,
+    "int": 2_000_000,
+    "bigint": 99_999_999_999,
+    "char": "value1",
+    "text": "long text",
+    "decimal": Decimal("2.20"),
+    "json": {"a": 1, "b": "b"},
+}
+
+
+@dataclass(frozen=True)
+class Field:
+    """One canonical column. ``kind`` is one of: id, datetime, int, str, fk,
+    float, smallint, bigint, char, text, decimal, json."""
+
+    name: str
+    kind: str
+    nullable: bool = False
+    default: Any = NO_DEFAULT
+    indexed: bool = False
+
+    @property
+    def has_default(self) -> bool:
+        return self.default is not NO_DEFAULT
+
+
+def wide_field_name(kind: str, set_no: int) -> str:
+    return f"col_{kind}_{set_no}"
+
+
+def _wide_fields() -> tuple[Field, ...]:
+    out = []
+    for s in WIDE_SETS:
+        for kind in WIDE_KINDS:
+            if s in WIDE_DEFAULT_SETS:
+                out.append(Field(wide_field_name(kind, s), kind, default=WIDE_DEFAULTS[kind]))
+            else:
+                out.append(Field(wide_field_name(kind, s), kind, nullable=True))
+    return tuple(out)
+
+
+_BASE = (
+    Field("id", "id"),
+    Field("timestamp", "datetime"),
+    Field("level", "int", indexed=True),
+    Field("text", "str", indexed=True),
+)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A test model: its canonical fields and whether it has Test 2's relations."""
+
+    name: str
+    test: int
+    title: str
+    fields: tuple[Field, ...]
+    relations: bool = False
+
+    @property
+    def field_names(self) -> tuple[str, ...]:
+        return tuple(f.name for f in self.fields)
+
+    @property
+    def wide_fields(self) -> tuple[Field, ...]:
+        return tuple(f for f in self.fields if f.name.startswith("col_"))
+
+    def field(self, name: str) -> Field:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+
+MODELS: dict[str, ModelSpec] = {
+    "simple": ModelSpec("simple", 1, "Test 1: simple model", _BASE),
+    "fk": ModelSpec(
+        "fk",
+        2,
+        "Test 2: relations",
+        _BASE + (Field("parent_id", "fk", nullable=True, indexed=True),),
+        relations=True,
+    ),
+    "wide": ModelSpec("wide", 3, "Test 3: wide model", _BASE + _wide_fields()),
+}
+
+# --------------------------------------------------------------------------
+# Operations
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Op:
+    letter: str
+    name: str
+    title: str
+    #: object operations count in the geometric mean; dict/tuple fetches do not
+    object_op: bool = True
+
+
+OPS: tuple[Op, ...] = (
+    Op("A", "insert_single", "Insert: Single"),
+    Op("B", "insert_batch", "Insert: Batch"),
+    Op("C", "insert_bulk", "Insert: Bulk"),
+    Op("D", "filter_large", "Filter: Large"),
+    Op("E", "filter_small", "Filter: Small"),
+    Op("F", "get", "Get"),
+    Op("G", "filter_dicts", "Filter: Dicts", object_op=False),
+    Op("H", "filter_tuples", "Filter: Tuples", object_op=False),
+    Op("I", "update_whole", "Update: Whole"),
+    Op("J", "update_partial", "Update: Partial"),
+    Op("K", "delete", "Delete"),
+)
+OPS_BY_LETTER = {op.letter: op for op in OPS}
+OPS_BY_NAME = {op.name: op for op in OPS}
+
+MODES = ("cold", "warm")
+TABLES = ("default", "large")
+JOURNAL_MODES = ("delete", "wal")
+SYNCHRONOUS = {"off": 0, "normal": 1, "full": 2}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every arm must run under; read back from the live connection."""
+
+    journal_mode: str = "delete"
+    synchronous: str = "full"
+    foreign_keys: bool = True
+
+    def pragma_statements(self) -> list[str]:
+        """SQL to run on every new SQLite connection."""
+        return [
+            f"PRAGMA journal_mode={self.journal_mode.upper()}",
+            f"PRAGMA synchronous={self.synchronous.upper()}",
+            f"PRAGMA foreign_keys={'ON' if self.foreign_keys else 'OFF'}",
+        ]
+
+    def expected_pragmas(self) -> dict[str, str]:
+        return {
+            "journal_mode": self.journal_mode,
+            "synchronous": self.synchronous,
+            "foreign_keys": "on" if self.foreign_keys else "off",
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {"journal_mode": self.journal_mode, "synchronous": self.synchronous, "foreign_keys": self.foreign_keys}
+
+
+class Unsupported(Exception):
+    """Raised (or declared in ``Arm.unsupported``) for an op an arm cannot do."""
+
+
+@dataclass
+class Snapshot:
+    """What the database holds, in canonical form, read independently of the op."""
+
+    rows: dict[int, dict[str, Any]]
+    links: set[tuple[int, int]] = field(default_factory=set)
+
+
+# --------------------------------------------------------------------------
+# The arm interface
+# --------------------------------------------------------------------------
+
+Row = Mapping[str, Any]
+
+
+class Arm(abc.ABC):
+    """One ORM (or database) driving one model on one database.
+
+    Lifecycle, per process: ``Arm(model, settings)`` -> ``open(path)`` ->
+    (``create_schema`` + ``populate`` when building a starting state) -> ops ->
+    ``restore(template)`` between warm rounds -> ``close()``. ``open`` may be
+    called again on another path after ``close``.
+
+    Op methods receive everything prepared; only persisting happens inside them.
+    Async arms (``is_async = True``) write the op methods (and load_all,
+    populate, create_schema) as coroutines; the harness drives them on one
+    event loop created before the timer.
+    """
+
+    #: registry name, e.g. "peewee"; also the test-id prefix
+    name: ClassVar[str]
+    #: human label for tables
+    label: ClassVar[str] = ""
+    #: distributions whose versions are recorded, e.g. ("peewee",)
+    packages: ClassVar[tuple[str, ...]] = ()
+    #: the driver, for the tables ("sqlite3", "aiosqlite", "embedded")
+    driver: ClassVar[str] = "sqlite3"
+    is_async: ClassVar[bool] = False
+    #: op name -> reason, for ops this arm cannot do (reported, never emulated)
+    unsupported: ClassVar[Mapping[str, str]] = {}
+    #: "*" or op name or model name -> text: work that is not the same as the
+    #: other arms' (recorded in the results and shown in the tables)
+    deviations: ClassVar[Mapping[str, str]] = {}
+    #: whether insert_bulk sets ids on the objects (verified either way)
+    bulk_sets_ids: ClassVar[bool] = False
+
+    def __init__(self, model: ModelSpec, settings: Settings) -> None:
+        self.model = model
+        self.settings = settings
+
+    # -- connection ---------------------------------------------------------
+    @abc.abstractmethod
+    def open(self, path: Path) -> None:
+        """Point the arm at a database (it may connect lazily)."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release every connection and file handle."""
+
+    @abc.abstractmethod
+    def pragmas(self) -> dict[str, str]:
+        """Read journal_mode, synchronous, foreign_keys from the live connection."""
+
+    @abc.abstractmethod
+    def create_schema(self) -> Any:
+        """Create the tables (and indexes) for ``self.model``."""
+
+    @abc.abstractmethod
+    def restore(self, template: Path) -> Any:
+        """Reset the open database to the template's exact state."""
+
+    # -- building states and reading them back ------------------------------
+    def populate(self, rows: Sequence[Row], links: Sequence[tuple[int, int]]) -> Any:
+        """Write a starting state (rows carry explicit ids). Untimed.
+
+        The default inserts ``build(rows)`` with ``insert_bulk`` then the links.
+        """
+        result = self.insert_bulk(self.build(rows))
+        if asyncio.iscoroutine(result):
+            return _chain(result, self.insert_links(links) if links else None)
+        if links:
+            return self.insert_links(links)
+        return None
+
+    def insert_links(self, links: Sequence[tuple[int, int]]) -> Any:
+        """Write many-to-many links (from_id, to_id) for Test 2."""
+        raise NotImplementedError
+
+    @abc.abstractmethod
+    def snapshot(self) -> Snapshot:
+        """Read every row (and link) back, independently of the ORM's caches."""
+
+    @abc.abstractmethod
+    def build(self, rows: Sequence[Row]) -> list[Any]:
+        """Unsaved objects for rows (with ``id`` only when a row has one)."""
+
+    @abc.abstractmethod
+    def load_all(self) -> Any:
+        """All objects, ordered by id, for update and delete (untimed)."""
+
+    def id_of(self, obj: Any) -> int | None:
+        return getattr(obj, "id", None)
+
+    def fields_of(self, obj: Any) -> dict[str, Any]:
+        """Canonical field values of a fetched object (for verification)."""
+        return {name: getattr(obj, name) for name in self.model.field_names}
+
+    # -- the operations (A-K) ----------------------------------------------
+    def insert_single(self, objs: list[Any]) -> Any:
+        """A: each object saved in its own transaction."""
+        raise Unsupported("insert_single not implemented")
+
+    def insert_batch(self, objs: list[Any]) -> Any:
+        """B: one transaction, one save per object."""
+        raise Unsupported("insert_batch not implemented")
+
+    def insert_bulk(self, objs: list[Any]) -> Any:
+        """C: the fastest bulk API, one transaction (chunked if needed)."""
+        raise Unsupported("insert_bulk not implemented")
+
+    def filter_large(self, levels: Sequence[int]) -> Any:
+        """D: for each level, all objects with that level; one flat list."""
+        raise Unsupported("filter_large not implemented")
+
+    def filter_small(self, pages: Sequence[tuple[int, int]], limit: int) -> Any:
+        """E: for each (level, offset): level=L order by id, offset, limit."""
+        raise Unsupported("filter_small not implemented")
+
+    def get(self, ids: Sequence[int]) -> Any:
+        """F: one get by primary key per id; the objects in order."""
+        raise Unsupported("get not implemented")
+
+    def filter_dicts(self, levels: Sequence[int]) -> Any:
+        """G: as D, rows as dicts keyed by canonical field names."""
+        raise Unsupported("filter_dicts not implemented")
+
+    def filter_tuples(self, levels: Sequence[int]) -> Any:
+        """H: as D, rows as tuples in canonical field order."""
+        raise Unsupported("filter_tuples not implemented")
+
+    def update_whole(self, objs: list[Any], values: Sequence[Mapping[str, Any]]) -> Any:
+        """I: set ``values[i]`` on ``objs[i]`` and save whole objects; one transaction."""
+        raise Unsupported("update_whole not implemented")
+
+    def update_partial(self, objs: list[Any], levels: Sequence[int]) -> Any:
+        """J: set the new level and write only that column; one transaction."""
+        raise Unsupported("update_partial not implemented")
+
+    def delete(self, objs: list[Any]) -> Any:
+        """K: delete each object, one by one, in one transaction."""
+        raise Unsupported("delete not implemented")
+
+    # -- reporting ------------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        """Anything else worth recording (e.g. the SQLite library the arm uses)."""
+        return {}
+
+
+async def _chain(first: Any, second: Any) -> None:
+    await first
+    if second is not None:
+        await second
+
+
+# --------------------------------------------------------------------------
+# Value helpers shared by arms and the verifier
+# --------------------------------------------------------------------------
+
+EPOCH = dt.datetime(2026, 1, 1, 0, 0, 0)

@@ -1,0 +1,88 @@
+"""Which arms exist, where their code lives and what they need installed.
+
+Adding an arm: one module in ``bench_suites/`` and one entry in ``BUILTIN_ARMS``.
+Third-party packages add arms through the ``pytest_ormbench.arms`` entry-point
+group, each entry point naming an :class:`ArmEntry`. Nothing here imports an
+ORM: availability is checked with ``importlib.util.find_spec``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .contract import Arm
+
+ENTRY_POINT_GROUP = "pytest_ormbench.arms"
+
+
+@dataclass(frozen=True)
+class ArmEntry:
+    name: str
+    #: "module:Class" of the Arm subclass
+    target: str
+    label: str
+    #: importable modules the arm needs (checked without importing them)
+    requires: tuple[str, ...] = ()
+    #: the pip extra that installs them
+    extra: str = ""
+
+    def missing(self) -> str | None:
+        """Why the arm cannot run here, or None."""
+        for mod in self.requires:
+            try:
+                found = importlib.util.find_spec(mod) is not None
+            except (ImportError, ValueError):
+                found = False
+            if not found:
+                hint = f" (pip install 'pytest-ormbench[{self.extra}]')" if self.extra else ""
+                return f"package {mod!r} is not installed{hint}"
+        return None
+
+
+BUILTIN_ARMS: tuple[ArmEntry, ...] = (
+    ArmEntry("sqlite3", "bench_suites.raw_sqlite3:RawSqlite3Arm", "raw sqlite3"),
+    ArmEntry("peewee", "bench_suites.peewee_arm:PeeweeArm", "peewee", ("peewee",), "peewee"),
+    ArmEntry("sqlalchemy", "bench_suites.sqlalchemy_arm:SQLAlchemyArm", "SA ORM", ("sqlalchemy",), "sqlalchemy"),
+)
+
+
+def entry_from_target(target: str) -> ArmEntry:
+    """An ad-hoc arm given as "module:Class" (the class carries name and label)."""
+    cls = _import(target)
+    return ArmEntry(cls.name, target, cls.label or cls.name)
+
+
+def all_arms(extra_targets: tuple[str, ...] = ()) -> dict[str, ArmEntry]:
+    arms = {e.name: e for e in BUILTIN_ARMS}
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        entry = ep.load()
+        arms[entry.name] = entry
+    for target in extra_targets:
+        entry = entry_from_target(target)
+        arms[entry.name] = entry
+    return arms
+
+
+def _import(target: str) -> type:
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+_extra: tuple[str, ...] = ()
+
+
+def set_extra_targets(targets: tuple[str, ...]) -> None:
+    global _extra
+    _extra = tuple(targets)
+
+
+def load_arm_class(name: str) -> type["Arm"]:
+    arms = all_arms(_extra)
+    if name not in arms:
+        raise KeyError(f"unknown arm {name!r}; known: {', '.join(sorted(arms))}")
+    return _import(arms[name].target)

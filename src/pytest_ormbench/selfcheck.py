@@ -1,0 +1,67 @@
+"""Check an arm quickly, in this process, without pytest: every model x op, verified.
+
+    python -m pytest_ormbench.selfcheck peewee [--models simple,fk] [--ops A,C] [-v]
+
+Meant for writing an adapter: it runs the same runner the benchmark uses, at
+small sizes, with a warm-up and two rounds (so restore is exercised too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from .contract import MODELS, OPS, Settings, Unsupported
+from .plan import Sizes
+from .runner import Cell, run_cell
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m pytest_ormbench.selfcheck")
+    p.add_argument("arm")
+    p.add_argument("--models", default=",".join(MODELS))
+    p.add_argument("--ops", default="".join(op.letter for op in OPS))
+    p.add_argument("--tables", default="default,large")
+    p.add_argument("--iterations", type=int, default=20)
+    p.add_argument("--batch", type=int, default=200)
+    p.add_argument("--journal", default="delete")
+    p.add_argument("--synchronous", default="full")
+    p.add_argument("--register", action="append", default=[], help="module:Class of an unregistered arm")
+    p.add_argument("-v", "--verbose", action="store_true")
+    a = p.parse_args(argv)
+    letters = [x for x in a.ops.replace(",", "").upper()]
+    work = Path(tempfile.mkdtemp(prefix="ormbench-selfcheck-"))
+    settings = Settings(journal_mode=a.journal, synchronous=a.synchronous)
+    failures = 0
+    for model in a.models.split(","):
+        for letter in letters:
+            for table in a.tables.split(","):
+                cell = Cell(a.arm, model, letter, table, "warm", Sizes(a.iterations, a.batch), settings,
+                            work / "templates", work / "work", rounds=2, warmup=True,
+                            register=tuple(a.register))
+                label = f"{a.arm}-{model}-{letter}-{table}"
+                t = time.perf_counter()
+                try:
+                    rounds = run_cell(cell)
+                except Unsupported as exc:
+                    print(f"UNSUPPORTED {label}: {exc}")
+                    continue
+                except Exception as exc:  # report every failure, keep going
+                    failures += 1
+                    print(f"FAIL {label}: {type(exc).__name__}: {exc}")
+                    if a.verbose:
+                        traceback.print_exc()
+                    continue
+                ms = ", ".join(f"{r.seconds * 1000:.2f}" for r in rounds)
+                facts = {k: v for k, v in rounds[-1].facts.items() if k in ("commits", "bulk_ids_set", "connections")}
+                print(f"ok {label}: [{ms}] ms {facts} ({time.perf_counter() - t:.2f}s)")
+    print(f"{failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
