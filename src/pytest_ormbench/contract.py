@@ -212,9 +212,10 @@ class Arm(abc.ABC):
     called again on another path after ``close``.
 
     Op methods receive everything prepared; only persisting happens inside them.
-    Async arms (``is_async = True``) write the op methods (and load_all,
-    populate, create_schema) as coroutines; the harness drives them on one
-    event loop created before the timer.
+    Async arms (``is_async = True``) may write any method except build, id_of,
+    fields_of and snapshot as a coroutine; the harness drives it on the one
+    event loop of the process (created before any timer; the op's coroutine
+    object is created before the timer too, and only driven inside it).
     """
 
     #: registry name, e.g. "peewee"; also the test-id prefix

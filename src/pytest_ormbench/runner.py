@@ -120,7 +120,7 @@ def ensure_template(arm_cls: type[Arm], state: State, settings: Settings, templa
         return path
     tmp = templates_dir / f".building-{uuid.uuid4().hex}.db"
     arm = arm_cls(state.model, settings)
-    arm.open(tmp)
+    drive(arm.open(tmp))
     try:
         drive(arm.create_schema())
         if state.count:
@@ -128,7 +128,7 @@ def ensure_template(arm_cls: type[Arm], state: State, settings: Settings, templa
         check_state(state.model, arm.snapshot(), state.expected_rows(), state.links(), "starting state")
         check_pragmas(drive(arm.pragmas()), settings.expected_pragmas())
     finally:
-        arm.close()
+        drive(arm.close())
     for suffix in ("-journal", "-wal", "-shm"):
         leftover = tmp.with_name(tmp.name + suffix)
         if leftover.exists() and leftover.stat().st_size:
@@ -213,7 +213,7 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
     db = cell.work_dir / f"{cell.arm}-{uuid.uuid4().hex[:8]}.db"
     copy_db(template, db)
     arm = arm_cls(model, cell.settings)
-    arm.open(db)
+    drive(arm.open(db))
     results: list[RoundResult] = []
     try:
         if cell.warmup:
@@ -227,7 +227,7 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
             if on_round:
                 on_round(res)
     finally:
-        arm.close()
+        drive(arm.close())
         remove_db(db)
     return results
 
