@@ -237,4 +237,7 @@ def build_templates(cell: Cell) -> str:
     set_extra_targets(cell.register)
     arm_cls = load_arm_class(cell.arm)
     plan = make_plan(cell.model, cell.op, cell.table, cell.sizes)
+    reason = arm_cls.unsupported.get(plan.op.name)
+    if reason:
+        raise Unsupported(reason)
     return str(ensure_template(arm_cls, plan.state, cell.settings, cell.templates_dir))

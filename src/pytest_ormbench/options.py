@@ -1,0 +1,169 @@
+"""Command-line options and ini keys, parsed into one validated :class:`RunConfig`.
+
+Every option is also an ini key (``ormbench_arms`` for ``--ormbench-arms``);
+the command line wins. A bad value is a :class:`pytest.UsageError` naming the
+valid ones, so pytest prints one line and exits with its usage-error status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import pytest
+
+from .contract import JOURNAL_MODES, MODELS, MODES, OPS, OPS_BY_LETTER, OPS_BY_NAME, SYNCHRONOUS, TABLES, Settings
+from .plan import Sizes
+
+MODEL_ALIASES = {"1": "simple", "2": "fk", "3": "wide", "test1": "simple", "test2": "fk", "test3": "wide"}
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str  # without the --ormbench- prefix
+    default: str
+    help: str
+    kind: str = "string"  # string | flag | linelist
+
+    @property
+    def flag(self) -> str:
+        return f"--ormbench-{self.name}"
+
+    @property
+    def ini(self) -> str:
+        return "ormbench_" + self.name.replace("-", "_")
+
+    @property
+    def dest(self) -> str:
+        return self.ini
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("arms", "all", "arms to run, comma-separated registry names, or 'all'"),
+    Option("models", "simple,fk,wide", "models: simple, fk, wide (the reference's Tests 1, 2, 3)"),
+    Option("ops", "all", "operations: letters A-K or names (insert_single, ...), comma-separated, or 'all'"),
+    Option("mode", "cold,warm", "cold (a fresh process per timed round) and/or warm (warm-up, restore, time)"),
+    Option("table", "default", "default (~300 rows for D-K) and/or large (~20,100 rows for D-K)"),
+    Option("rounds", "5", "timed rounds per cell; the result is their median"),
+    Option("iterations", "100", "rows for insert_single; gets are 2x, filter_small passes are /10"),
+    Option("batch", "10000", "rows for insert_batch and insert_bulk"),
+    Option("sqlite-journal", "delete", "SQLite journal_mode for every arm: delete or wal"),
+    Option("sqlite-synchronous", "full", "SQLite synchronous for every arm: full, normal or off"),
+    Option("verify-only", "false", "run every cell once with verification, record no timings (works under xdist)",
+           kind="flag"),
+    Option("register", "", "extra arm as module:Class (repeatable), for arms not in the registry", kind="linelist"),
+)
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ormbench", "pytest-ormbench: honest ORM benchmarks")
+    for opt in OPTIONS:
+        if opt.kind == "flag":
+            group.addoption(opt.flag, action="store_true", default=None, dest=opt.dest, help=opt.help)
+            parser.addini(opt.ini, opt.help, type="bool", default=False)
+        elif opt.kind == "linelist":
+            group.addoption(opt.flag, action="append", default=None, dest=opt.dest, metavar="MODULE:CLASS",
+                            help=opt.help)
+            parser.addini(opt.ini, opt.help, type="linelist", default=[])
+        else:
+            group.addoption(opt.flag, action="store", default=None, dest=opt.dest, metavar="VALUE",
+                            help=f"{opt.help} (default: {opt.default})")
+            parser.addini(opt.ini, opt.help, default=opt.default)
+
+
+def _raw(config: pytest.Config, opt: Option) -> Any:
+    value = config.getoption(opt.dest)
+    if value is None:
+        value = config.getini(opt.ini)
+    return value
+
+
+@dataclass
+class RunConfig:
+    arms: tuple[str, ...]
+    models: tuple[str, ...]
+    ops: tuple[str, ...]  # letters
+    modes: tuple[str, ...]
+    tables: tuple[str, ...]
+    rounds: int
+    sizes: Sizes
+    settings: Settings
+    verify_only: bool
+    register: tuple[str, ...] = field(default_factory=tuple)
+
+
+def _split(value: str) -> list[str]:
+    return [v.strip() for v in str(value).replace(";", ",").split(",") if v.strip()]
+
+
+def _choices(flag: str, value: str, valid: dict[str, str], allow_all: bool, order: list[str]) -> tuple[str, ...]:
+    items = _split(value)
+    if not items:
+        raise pytest.UsageError(f"{flag}: empty value; valid: {', '.join(order)}")
+    if allow_all and [i.lower() for i in items] == ["all"]:
+        return tuple(order)
+    picked: list[str] = []
+    for item in items:
+        key = valid.get(item) or valid.get(item.lower())
+        if key is None:
+            raise pytest.UsageError(f"{flag}: unknown value {item!r}; valid: {', '.join(order)}"
+                                    + (" or 'all'" if allow_all else ""))
+        if key not in picked:
+            picked.append(key)
+    return tuple(sorted(picked, key=order.index))
+
+
+def _positive_int(flag: str, value: Any) -> int:
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        raise pytest.UsageError(f"{flag}: expected a positive whole number, got {value!r}") from None
+    if n < 1:
+        raise pytest.UsageError(f"{flag}: expected a positive whole number, got {value!r}")
+    return n
+
+
+def _one(flag: str, value: str, valid: tuple[str, ...]) -> str:
+    v = str(value).strip().lower()
+    if v not in valid:
+        raise pytest.UsageError(f"{flag}: unknown value {value!r}; valid: {', '.join(valid)}")
+    return v
+
+
+def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[str]]) -> RunConfig:
+    """Validate every option; raise pytest.UsageError on the first bad one."""
+    o = {opt.name: opt for opt in OPTIONS}
+    get: Callable[[str], Any] = lambda name: _raw(config, o[name])  # noqa: E731
+
+    register = tuple(get("register") or ())
+    for target in register:
+        if ":" not in target:
+            raise pytest.UsageError(f"--ormbench-register: expected module:Class, got {target!r}")
+    try:
+        arm_names = known_arms(register)
+    except Exception as exc:  # an extra arm that does not import
+        raise pytest.UsageError(f"--ormbench-register: cannot load arm: {exc}") from None
+    arms = _choices("--ormbench-arms", get("arms"), {a: a for a in arm_names}, True, arm_names)
+
+    model_order = list(MODELS)
+    model_valid = {m: m for m in model_order} | MODEL_ALIASES
+    models = _choices("--ormbench-models", get("models"), model_valid, True, model_order)
+
+    letters = [op.letter for op in OPS]
+    op_valid = {op.letter: op.letter for op in OPS} | {op.letter.lower(): op.letter for op in OPS}
+    op_valid |= {name: op.letter for name, op in OPS_BY_NAME.items()}
+    ops = _choices("--ormbench-ops", get("ops"), op_valid, True, letters)
+    assert all(letter in OPS_BY_LETTER for letter in ops)
+
+    modes = _choices("--ormbench-mode", get("mode"), {m: m for m in MODES}, True, list(MODES))
+    tables = _choices("--ormbench-table", get("table"), {t: t for t in TABLES}, True, list(TABLES))
+    rounds = _positive_int("--ormbench-rounds", get("rounds"))
+    iterations = _positive_int("--ormbench-iterations", get("iterations"))
+    batch = _positive_int("--ormbench-batch", get("batch"))
+    journal = _one("--ormbench-sqlite-journal", get("sqlite-journal"), JOURNAL_MODES)
+    sync = _one("--ormbench-sqlite-synchronous", get("sqlite-synchronous"), tuple(SYNCHRONOUS))
+    return RunConfig(
+        arms=arms, models=models, ops=ops, modes=modes, tables=tables, rounds=rounds,
+        sizes=Sizes(iterations, batch), settings=Settings(journal, sync),
+        verify_only=bool(get("verify-only")), register=register,
+    )

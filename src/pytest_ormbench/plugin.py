@@ -1,0 +1,87 @@
+"""pytest-ormbench: options and hooks only (the work lives in the other modules)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from . import options as _options
+from .contract import OPS
+from .fixture import CellSpec, OrmbenchSession
+from .registry import all_arms, set_extra_targets
+from .summary import render, render_not_run
+
+SESSION_KEY = pytest.StashKey[OrmbenchSession]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    _options.add_options(parser)
+
+
+def _known_arms(register: tuple[str, ...]) -> list[str]:
+    return list(all_arms(register))
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    run = _options.parse(config, _known_arms)
+    set_extra_targets(run.register)
+    config.stash[SESSION_KEY] = OrmbenchSession(run, all_arms(run.register), Path(str(config.rootpath)))
+    config.addinivalue_line("markers", "ormbench: a pytest-ormbench cell (arm x model x op x mode x table)")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    session = config.stash.get(SESSION_KEY, None)
+    if session is not None:
+        session.close()
+
+
+def _under_xdist(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput") or bool(getattr(config.option, "numprocesses", None))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "ormbench_cell" not in metafunc.fixturenames:
+        return
+    run = metafunc.config.stash[SESSION_KEY].run
+    specs = [
+        CellSpec(arm, model, op, mode, table)
+        for arm in run.arms for model in run.models for op in run.ops
+        for mode in run.modes for table in run.tables
+    ]
+    metafunc.parametrize("ormbench_cell", specs, ids=[s.id for s in specs], indirect=True)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    cells = [i for i in items if "ormbench_cell" in getattr(i, "fixturenames", ())]
+    if cells and _under_xdist(config) and not config.stash[SESSION_KEY].run.verify_only:
+        raise pytest.UsageError(
+            "pytest-ormbench: timings under pytest-xdist would be spoiled by parallel runs; "
+            "use --ormbench-verify-only with -n, or run without -n"
+        )
+    for item in cells:
+        item.add_marker(pytest.mark.ormbench)
+
+
+@pytest.fixture
+def ormbench_cell(request: pytest.FixtureRequest, benchmark) -> dict:  # noqa: ANN001
+    """Run one cell (all its rounds, verified) and feed its times to ``benchmark``."""
+    spec: CellSpec = request.param
+    session = request.config.stash[SESSION_KEY]
+    return session.execute(spec, benchmark)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # noqa: ANN001
+    session = config.stash.get(SESSION_KEY, None)
+    if session is None or (not session.records and not session.not_run):
+        return
+    tr = terminalreporter
+    if session.records:
+        tr.write_sep("=", "pytest-ormbench: rows per second (median of rounds, higher is better)")
+        tr.write_line(f"settings: {session.run.settings.to_json()}, rounds={session.run.rounds}, "
+                      f"iterations={session.run.sizes.iterations}, batch={session.run.sizes.batch}; "
+                      f"geometric mean over the object operations ({', '.join(o.letter for o in OPS if o.object_op)})")
+        tr.write_line(render(session.records, list(session.arms)))
+    if session.not_run:
+        tr.write_sep("-", "pytest-ormbench: cells without a number")
+        tr.write_line(render_not_run(session.not_run))
