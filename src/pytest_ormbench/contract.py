@@ -252,6 +252,16 @@ class Arm(abc.ABC):
     def pragmas(self) -> dict[str, str]:
         """Read journal_mode, synchronous, foreign_keys from the live connection."""
 
+    def expected_settings(self) -> dict[str, str]:
+        """What ``pragmas()`` must report for ``self.settings``; the harness compares the two.
+
+        SQLite arms keep this default: the requested pragmas. An engine that is not
+        SQLite reports its own durability in ``pragmas()`` under the same keys, returns
+        here what it reports when it commits as durably as requested, and raises
+        :class:`Unsupported` for settings it cannot match.
+        """
+        return self.settings.expected_pragmas()
+
     @abc.abstractmethod
     def create_schema(self) -> Any:
         """Create the tables (and indexes) for ``self.model``."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -36,10 +38,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         session.close()
 
 
-def _under_xdist(config: pytest.Config) -> bool:
-    return hasattr(config, "workerinput") or bool(getattr(config.option, "numprocesses", None))
-
-
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "ormbench_cell" not in metafunc.fixturenames:
         return
@@ -52,23 +50,41 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.parametrize("ormbench_cell", specs, ids=[s.id for s in specs], indirect=True)
 
 
+XDIST_MESSAGE = ("pytest-ormbench: timings under pytest-xdist would be spoiled by parallel runs; "
+                 "use --ormbench-verify-only with -n, or run without -n")
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    cells = [i for i in items if "ormbench_cell" in getattr(i, "fixturenames", ())]
-    if cells and _under_xdist(config) and not config.stash[SESSION_KEY].run.verify_only:
-        raise pytest.UsageError(
-            "pytest-ormbench: timings under pytest-xdist would be spoiled by parallel runs; "
-            "use --ormbench-verify-only with -n, or run without -n"
-        )
-    for item in cells:
-        item.add_marker(pytest.mark.ormbench)
+    for item in items:
+        if "ormbench_cell" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.ormbench)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids: list[str]) -> None:  # noqa: ANN001
+    """On the xdist controller: stop a timing run as soon as a worker collected cells."""
+    config = node.config
+    run = config.stash[SESSION_KEY].run
+    if run.verify_only:
+        return
+    if any(i.endswith("]") and _is_cell_id(run, i[i.rfind("[") + 1:-1]) for i in ids):
+        pytest.exit(XDIST_MESSAGE, returncode=pytest.ExitCode.USAGE_ERROR)
+
+
+def _is_cell_id(run, param_id: str) -> bool:  # noqa: ANN001
+    parts = param_id.rsplit("-", 4)
+    return len(parts) == 5 and parts[0] in run.arms and parts[1] in run.models
 
 
 @pytest.fixture
-def ormbench_cell(request: pytest.FixtureRequest, benchmark) -> dict:  # noqa: ANN001
-    """Run one cell (all its rounds, verified) and feed its times to ``benchmark``."""
+def ormbench_cell(request: pytest.FixtureRequest, benchmark) -> Callable[[], dict]:  # noqa: ANN001
+    """Call it to run the cell (all its rounds, verified) and feed its times to ``benchmark``.
+
+    Running in the test body (not in fixture setup) makes a failed check a test failure.
+    """
     spec: CellSpec = request.param
     session = request.config.stash[SESSION_KEY]
-    return session.execute(spec, benchmark)
+    return functools.partial(session.execute, spec, benchmark)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # noqa: ANN001

@@ -54,7 +54,7 @@ BUILTIN_ARMS: tuple[ArmEntry, ...] = (
 def entry_from_target(target: str) -> ArmEntry:
     """An ad-hoc arm given as "module:Class" (the class carries name and label)."""
     cls = _import(target)
-    return ArmEntry(cls.name, target, cls.label or cls.name)
+    return ArmEntry(cls.name, target, cls.label or cls.name, tuple(getattr(cls, "requires", ())))
 
 
 def all_arms(extra_targets: tuple[str, ...] = ()) -> dict[str, ArmEntry]:

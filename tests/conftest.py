@@ -1,0 +1,128 @@
+"""Shared pieces for the plugin tests: a bench module and probe arms written into pytester's dir."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+BENCH_MODULE = textwrap.dedent(
+    """
+    def test_orm(ormbench_cell):
+        assert ormbench_cell()["verified"]
+    """
+)
+
+#: arms the tests register with --ormbench-register; each one is the control arm
+#: with one thing changed, so that the harness's checks can be seen to work.
+PROBE_ARMS = textwrap.dedent(
+    '''
+    import gc
+    import json
+    import os
+
+    import pytest_ormbench.runner as runner
+    from bench_suites.raw_sqlite3 import RawSqlite3Arm
+
+    EVENTS = os.environ.get("ORMBENCH_PROBE_LOG")
+
+
+    def log(event, **kw):
+        if EVENTS:
+            with open(EVENTS, "a") as fh:
+                fh.write(json.dumps({"event": event, "pid": os.getpid(), **kw}) + "\\n")
+
+
+    _clock = runner.clock
+
+
+    def _logged_clock():
+        log("clock")
+        return _clock()
+
+
+    class ProbeArm(RawSqlite3Arm):
+        """Logs the order of build / clock / op, and whether gc was frozen in the op."""
+        name = "probe"
+        label = "probe"
+
+        def build(self, rows):
+            log("build")
+            return super().build(rows)
+
+        def load_all(self):
+            log("load_all")
+            return super().load_all()
+
+        def insert_batch(self, objs):
+            log("op", frozen=gc.get_freeze_count())
+            return super().insert_batch(objs)
+
+        def update_partial(self, objs, levels):
+            log("op", frozen=gc.get_freeze_count())
+            return super().update_partial(objs, levels)
+
+
+    runner.clock = _logged_clock
+
+
+    class LazyArm(RawSqlite3Arm):
+        """Claims success but forgets the last row of every batch."""
+        name = "lazy"
+        label = "lazy"
+
+        def insert_batch(self, objs):
+            super().insert_batch(objs[:-1])
+            objs[-1]["id"] = objs[-2]["id"] + 1
+
+
+    class AutoincrementArm(RawSqlite3Arm):
+        """Ids from sqlite_sequence (AUTOINCREMENT): only an exact restore gives the same ids again."""
+        name = "autoinc"
+        label = "autoinc"
+
+        def _column_ddl(self, f):
+            if f.kind == "id":
+                return "id INTEGER PRIMARY KEY AUTOINCREMENT"
+            return super()._column_ddl(f)
+
+
+    class NoRestoreArm(AutoincrementArm):
+        """Restores the rows but not the id sequence (the mistake the warm mode must catch)."""
+        name = "norestore"
+        label = "norestore"
+
+        def restore(self, template):
+            c = self.raw_connection()
+            c.execute("DELETE FROM %s WHERE id > 100" % self.table)
+
+
+    class SlothArm(RawSqlite3Arm):
+        """Declares insert_bulk unsupported."""
+        name = "sloth"
+        label = "sloth"
+        unsupported = {"insert_bulk": "sloths do not bulk insert"}
+
+
+    class MissingArm(RawSqlite3Arm):
+        name = "missing"
+        label = "missing"
+        requires = ("surely_not_an_installed_package",)
+    '''
+)
+
+PROBES = [f"probe_arms:{c}" for c in ("ProbeArm", "LazyArm", "AutoincrementArm", "NoRestoreArm", "SlothArm")]
+
+TINY = ["--ormbench-iterations=5", "--ormbench-batch=50", "--ormbench-rounds=1", "-p", "no:cacheprovider"]
+
+
+@pytest.fixture
+def bench(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A pytester dir holding a bench module and the probe arms."""
+    pytester.makepyfile(test_bench=BENCH_MODULE, probe_arms=PROBE_ARMS)
+    pytester.syspathinsert()
+    return pytester
+
+
+def register(*names: str) -> list[str]:
+    return [f"--ormbench-register=probe_arms:{n}" for n in names]

@@ -1,0 +1,182 @@
+"""The plugin end to end, through pytester: options, matrix, JSON, modes, checks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import TINY, register
+
+
+# -- options ------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "option, message",
+    [
+        ("--ormbench-ops=Z", "--ormbench-ops: unknown value 'Z'; valid: A, B, C"),
+        ("--ormbench-models=huge", "--ormbench-models: unknown value 'huge'; valid: simple, fk, wide"),
+        ("--ormbench-mode=lukewarm", "--ormbench-mode: unknown value 'lukewarm'; valid: cold, warm"),
+        ("--ormbench-table=medium", "--ormbench-table: unknown value 'medium'; valid: default, large"),
+        ("--ormbench-arms=nosuch", "--ormbench-arms: unknown value 'nosuch'; valid: sqlite3"),
+        ("--ormbench-rounds=0", "--ormbench-rounds: expected a positive whole number, got '0'"),
+        ("--ormbench-iterations=ten", "--ormbench-iterations: expected a positive whole number, got 'ten'"),
+        ("--ormbench-batch=-5", "--ormbench-batch: expected a positive whole number"),
+        ("--ormbench-sqlite-journal=memory", "--ormbench-sqlite-journal: unknown value 'memory'; valid: delete, wal"),
+        ("--ormbench-sqlite-synchronous=extra", "--ormbench-sqlite-synchronous: unknown value 'extra'; valid: off, normal, full"),
+        ("--ormbench-register=nocolon", "--ormbench-register: expected module:Class"),
+        ("--ormbench-register=no_such_module:X", "--ormbench-register: cannot load arm"),
+        ("--ormbench-ops=", "--ormbench-ops: empty value"),
+    ],
+)
+def test_bad_option_is_a_usage_error(bench: pytest.Pytester, option: str, message: str) -> None:
+    result = bench.runpytest(option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message}*"])
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()
+
+
+def test_ini_keys_set_defaults_and_the_command_line_wins(bench: pytest.Pytester) -> None:
+    bench.makeini("[pytest]\normbench_arms = sqlite3\normbench_ops = A,D\normbench_models = fk\normbench_mode = warm\n")
+    result = bench.runpytest("--collect-only", "-q")
+    result.stdout.fnmatch_lines(["*sqlite3-fk-insert_single-warm-default*", "*sqlite3-fk-filter_large-warm-default*",
+                                 "2 tests collected*"])
+    result = bench.runpytest("--collect-only", "-q", "--ormbench-ops=get")
+    result.stdout.fnmatch_lines(["*sqlite3-fk-get-warm-default*", "1 test collected*"])
+    bench.makeini("[pytest]\normbench_rounds = many\n")
+    result = bench.runpytest("--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_matrix_ids_and_keyword_selection(bench: pytest.Pytester) -> None:
+    result = bench.runpytest("--collect-only", "-q", "--ormbench-arms=sqlite3", "--ormbench-mode=cold,warm",
+                             "--ormbench-table=default,large")
+    # 1 arm x 3 models x 11 ops x 2 modes x 2 tables
+    result.stdout.fnmatch_lines(["132 tests collected*"])
+    result = bench.runpytest("--collect-only", "-q", "--ormbench-arms=sqlite3",
+                             "-k", "sqlite3-simple-insert_single-cold-default")
+    result.stdout.fnmatch_lines(["test_bench.py::test_orm[[]sqlite3-simple-insert_single-cold-default[]]",
+                                 "1/66 tests collected (65 deselected)*"])
+    result = bench.runpytest("--collect-only", "-q", "--ormbench-ops=insert_bulk,k", "--ormbench-models=3",
+                             "--ormbench-mode=warm", "--ormbench-arms=sqlite3")
+    result.stdout.fnmatch_lines(["*sqlite3-wide-insert_bulk-warm-default*", "*sqlite3-wide-delete-warm-default*"])
+
+
+# -- results -----------------------------------------------------------------
+
+def _run_json(bench: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]:
+    out = bench.path / "out.json"
+    out.unlink(missing_ok=True)
+    result = bench.runpytest(*TINY, f"--benchmark-json={out}", *args)
+    data = json.loads(out.read_text()) if out.exists() else {"benchmarks": []}
+    return result, data
+
+
+def test_json_carries_the_cell_and_its_verified_facts(bench: pytest.Pytester) -> None:
+    result, data = _run_json(bench, "--ormbench-arms=sqlite3", "--ormbench-models=fk", "--ormbench-ops=C,F",
+                             "--ormbench-mode=warm", "--ormbench-rounds=3")
+    result.assert_outcomes(passed=2)
+    by_op = {b["extra_info"]["op"]: b for b in data["benchmarks"]}
+    bulk = by_op["C"]
+    info = bulk["extra_info"]
+    for key in ("arm", "model", "op", "op_name", "mode", "table", "rows", "verified", "versions",
+                "sqlite_version", "pragmas", "deviations", "rows_per_s", "round_seconds"):
+        assert key in info, key
+    assert info["arm"] == "sqlite3" and info["model"] == "fk" and info["op_name"] == "insert_bulk"
+    assert info["rows"] == 50 and info["verified"] is True and info["bulk_ids_set"] is False
+    assert info["pragmas"] == {"journal_mode": "delete", "synchronous": "full", "foreign_keys": "on"}
+    assert info["commits"] == 1 and info["connections"] == 1
+    assert len(bulk["stats"]["data"]) == 3 == info["rounds"]
+    assert info["rows_per_s"] == pytest.approx(50 / bulk["stats"]["median"])
+    assert by_op["F"]["extra_info"]["rows"] == 10  # 2 x iterations
+    result.stdout.fnmatch_lines(["*pytest-ormbench: rows per second*", "Test 2: relations — warm, default table",
+                                 "*Geometric mean*"])
+
+
+def test_cold_rounds_run_in_distinct_processes_warm_in_one(bench: pytest.Pytester) -> None:
+    result, data = _run_json(bench, "--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=D",
+                             "--ormbench-mode=cold,warm", "--ormbench-rounds=3")
+    result.assert_outcomes(passed=2)
+    pids = {b["extra_info"]["mode"]: b["extra_info"]["worker_pids"] for b in data["benchmarks"]}
+    assert len(pids["cold"]) == 3 and len(set(pids["cold"])) == 3
+    assert len(pids["warm"]) == 1
+    assert not set(pids["cold"]) & set(pids["warm"])
+
+
+def test_gc_is_frozen_and_preparation_is_outside_the_timed_region(bench: pytest.Pytester, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "events.jsonl"
+    monkeypatch.setenv("ORMBENCH_PROBE_LOG", str(log))
+    result, _ = _run_json(bench, *register("ProbeArm"), "--ormbench-arms=probe", "--ormbench-models=simple",
+                          "--ormbench-ops=B,J", "--ormbench-mode=cold")
+    result.assert_outcomes(passed=2)
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    timed = [e for e in events if e["event"] in ("build", "load_all", "clock", "op")]
+    for pid in {e["pid"] for e in timed if e["event"] == "op"}:
+        seq = [e for e in timed if e["pid"] == pid]
+        kinds = [e["event"] for e in seq]
+        i = kinds.index("op")
+        # the op sits between the two clock readings, preparation before the first
+        assert kinds[i - 1] == "clock" and kinds[i + 1] == "clock", kinds
+        assert kinds[i - 2] in ("build", "load_all"), kinds
+        assert seq[i]["frozen"] > 0, "gc was not frozen during the timed op"
+
+
+def test_wrong_adapter_fails_verification_and_records_no_number(bench: pytest.Pytester) -> None:
+    result, data = _run_json(bench, *register("LazyArm"), "--ormbench-arms=lazy,sqlite3", "--ormbench-models=simple",
+                             "--ormbench-ops=B", "--ormbench-mode=warm")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*lazy-simple-insert_batch-warm-default: verification failed: insert_batch:*rows*",
+                                 "*cells without a number*", "verification failed: *lazy-simple-insert_batch*"])
+    assert [b["extra_info"]["arm"] for b in data["benchmarks"]] == ["sqlite3"]
+
+
+def test_warm_restore_resets_id_sequences(bench: pytest.Pytester) -> None:
+    args = (*register("AutoincrementArm", "NoRestoreArm"), "--ormbench-models=simple", "--ormbench-ops=B",
+            "--ormbench-mode=warm", "--ormbench-rounds=3")
+    result, data = _run_json(bench, "--ormbench-arms=autoinc", *args)
+    result.assert_outcomes(passed=1)
+    # the same cell with a restore that keeps the id sequence is caught
+    result, data = _run_json(bench, "--ormbench-arms=norestore", *args)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*insert_batch: objects got ids*expected*"])
+    assert data["benchmarks"] == []
+
+
+def test_unsupported_op_and_missing_package_are_reported_with_reasons(bench: pytest.Pytester) -> None:
+    result, _ = _run_json(bench, *register("SlothArm", "MissingArm"), "--ormbench-arms=sloth,missing",
+                          "--ormbench-models=simple", "--ormbench-ops=C", "--ormbench-mode=warm", "-rs")
+    result.assert_outcomes(skipped=2)
+    result.stdout.fnmatch_lines([
+        "*unsupported by sloth: sloths do not bulk insert*",
+        "*missing: package 'surely_not_an_installed_package' is not installed*",
+    ])
+    result.stdout.fnmatch_lines(["*cells without a number*"])
+
+
+def test_timing_under_xdist_stops_verify_only_works(bench: pytest.Pytester) -> None:
+    pytest.importorskip("xdist")
+    result = bench.runpytest_subprocess(*TINY, "-n", "2", "--ormbench-arms=sqlite3", "--ormbench-ops=A")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(["*timings under pytest-xdist would be spoiled*--ormbench-verify-only*"])
+    result = bench.runpytest_subprocess(*TINY, "-n", "2", "--ormbench-arms=sqlite3", "--ormbench-ops=A,K",
+                                        "--ormbench-verify-only")
+    result.assert_outcomes(passed=12)
+
+
+def test_verify_only_records_nothing(bench: pytest.Pytester) -> None:
+    result, data = _run_json(bench, "--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=A",
+                             "--ormbench-verify-only", "--ormbench-rounds=5")
+    result.assert_outcomes(passed=2)
+    assert data["benchmarks"] == []
+
+
+def test_wal_and_synchronous_settings_reach_the_live_connection(bench: pytest.Pytester) -> None:
+    result, data = _run_json(bench, "--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=B",
+                             "--ormbench-mode=warm", "--ormbench-sqlite-journal=wal",
+                             "--ormbench-sqlite-synchronous=normal")
+    result.assert_outcomes(passed=1)
+    info = data["benchmarks"][0]["extra_info"]
+    assert info["pragmas"] == {"journal_mode": "wal", "synchronous": "normal", "foreign_keys": "on"}
+    assert info["commits"] is None  # SQLite keeps no change counter in WAL mode
