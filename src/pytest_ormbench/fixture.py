@@ -67,12 +67,12 @@ class OrmbenchSession:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     # -- one cell ---------------------------------------------------------------
-    def cell(self, spec: CellSpec, rounds: int, warmup: bool) -> Cell:
+    def cell(self, spec: CellSpec, rounds: int, warmup: bool, memory: bool = False) -> Cell:
         return Cell(
             arm=spec.arm, model=spec.model, op=spec.op, table=spec.table, mode=spec.mode,
             sizes=self.run.sizes, settings=self.run.settings,
             templates_dir=self.tmp / "templates", work_dir=self.tmp / "work",
-            rounds=rounds, warmup=warmup, register=self.run.register,
+            rounds=rounds, warmup=warmup, register=self.run.register, memory=memory,
         )
 
     def _ask(self, worker: Worker, spec: CellSpec, payload: dict[str, Any], persistent: bool) -> dict[str, Any]:
@@ -107,13 +107,15 @@ class OrmbenchSession:
                           {"cmd": "build", "cell": self.cell(spec, 1, False).to_json()}, persistent=True)
         results: list[dict[str, Any]] = []
         pids: list[int] = []
+        memory = self.run.memory and not self.run.verify_only
         if warm:
-            payload = {"cmd": "run", "cell": self.cell(spec, rounds, True).to_json()}
+            payload = {"cmd": "run", "cell": self.cell(spec, rounds, True, memory).to_json()}
             reply = self._ask(self.persistent(spec.arm), spec, payload, persistent=True)
             results, pids = reply["rounds"], [reply["pid"]]
         else:
-            payload = {"cmd": "run", "cell": self.cell(spec, 1, False).to_json()}
-            for _ in range(rounds):
+            for r in range(rounds):
+                last = r == rounds - 1
+                payload = {"cmd": "run", "cell": self.cell(spec, 1, False, memory and last).to_json()}
                 worker = self.fresh()
                 try:
                     reply = self._ask(worker, spec, payload, persistent=False)
@@ -170,8 +172,11 @@ class OrmbenchSession:
             "connections": facts.get("connections"),
             "commits": facts.get("commits"),
             "deviations": deviations,
+            "unsupported": info.get("unsupported", {}),
             "worker_pids": pids,
         }
+        if "memory_peak_bytes" in facts:
+            record["memory_peak_bytes"] = facts["memory_peak_bytes"]
         if "bulk_ids_set" in facts:
             record["bulk_ids_set"] = facts["bulk_ids_set"]
         return record

@@ -51,6 +51,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("sqlite-synchronous", "full", "SQLite synchronous for every arm: full, normal or off"),
     Option("verify-only", "false", "run every cell once with verification, record no timings (works under xdist)",
            kind="flag"),
+    Option("memory", "false", "also record each cell's peak allocation (tracemalloc, in an extra untimed "
+           "repetition)", kind="flag"),
+    Option("report", "", "write the Markdown report of this run to this path (charts beside it with "
+           "pytest-ormbench[plot])"),
     Option("register", "", "extra arm as module:Class (repeatable), for arms not in the registry", kind="linelist"),
 )
 
@@ -90,6 +94,8 @@ class RunConfig:
     settings: Settings
     verify_only: bool
     register: tuple[str, ...] = field(default_factory=tuple)
+    memory: bool = False
+    report: str = ""
 
 
 def _split(value: str) -> list[str]:
@@ -166,4 +172,5 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
         arms=arms, models=models, ops=ops, modes=modes, tables=tables, rounds=rounds,
         sizes=Sizes(iterations, batch), settings=Settings(journal, sync),
         verify_only=bool(get("verify-only")), register=register,
+        memory=bool(get("memory")), report=str(get("report") or "").strip(),
     )

@@ -101,3 +101,29 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     if session.not_run:
         tr.write_sep("-", "pytest-ormbench: cells without a number")
         tr.write_line(render_not_run(session.not_run))
+    if session.run.report and session.records:
+        tr.write_line(_write_report(session, config))
+
+
+def _write_report(session: OrmbenchSession, config: pytest.Config) -> str:
+    """--ormbench-report: the same report ``ormbench report`` makes from the JSON."""
+    import datetime as dt
+    import io
+
+    from .cli import write_report
+    from .report.load import runs_from_records
+
+    out = Path(session.run.report)
+    if not out.is_absolute():
+        out = Path(str(config.invocation_params.dir)) / out
+    machine = {}
+    bs = getattr(config, "_benchmarksession", None)
+    if bs is not None:
+        try:
+            machine = dict(bs.get_machine_info() or {})
+        except Exception:  # machine info is decoration; the report stands without it
+            machine = {}
+    runs = runs_from_records(session.records, machine, dt.datetime.now(dt.timezone.utc).isoformat())
+    err = io.StringIO()
+    write_report(runs, out, "markdown", out.parent / "charts", err=err)
+    return (err.getvalue() + f"pytest-ormbench: report written to {out}").strip()

@@ -11,6 +11,7 @@ import gc
 import os
 import shutil
 import time
+import tracemalloc
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +62,8 @@ class Cell:
     warmup: bool = False
     #: extra "module:Class" arms registered for this run
     register: tuple[str, ...] = ()
+    #: after the timed rounds, one more untimed, verified repetition under tracemalloc
+    memory: bool = False
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Cell":
@@ -69,7 +72,7 @@ class Cell:
             sizes=Sizes(**d["sizes"]), settings=Settings(**d["settings"]),
             templates_dir=Path(d["templates_dir"]), work_dir=Path(d["work_dir"]),
             rounds=int(d.get("rounds", 1)), warmup=bool(d.get("warmup", False)),
-            register=tuple(d.get("register", ())),
+            register=tuple(d.get("register", ())), memory=bool(d.get("memory", False)),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -78,7 +81,7 @@ class Cell:
             "sizes": {"iterations": self.sizes.iterations, "batch": self.sizes.batch},
             "settings": self.settings.to_json(), "templates_dir": str(self.templates_dir),
             "work_dir": str(self.work_dir), "rounds": self.rounds, "warmup": self.warmup,
-            "register": list(self.register),
+            "register": list(self.register), "memory": self.memory,
         }
 
 
@@ -160,12 +163,26 @@ def _prepare(arm: Arm, plan: CellPlan) -> tuple[tuple[Any, ...], list[Any] | Non
     return (objs,), objs
 
 
-def run_round(arm: Arm, plan: CellPlan, db: Path, timed: bool = True) -> RoundResult:
-    """Prepare, run the op once (timed), then verify it. Raises on a failed check."""
+def run_round(arm: Arm, plan: CellPlan, db: Path, timed: bool = True, memory: bool = False) -> RoundResult:
+    """Prepare, run the op once (timed), then verify it. Raises on a failed check.
+
+    With ``memory`` the op runs under tracemalloc instead (slower: never a timed round)
+    and the facts carry the peak it allocated.
+    """
     args, objs = _prepare(arm, plan)
     method = getattr(arm, plan.op.name)
     before = file_change_counter(db)
-    if arm.is_async:
+    peak = None
+    if memory:
+        gc.collect()
+        coro = method(*args) if arm.is_async else None
+        tracemalloc.start()
+        t0 = clock()
+        result = event_loop().run_until_complete(coro) if coro is not None else method(*args)
+        t1 = clock()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    elif arm.is_async:
         loop = event_loop()
         gc.collect()
         gc.freeze()
@@ -196,6 +213,8 @@ def run_round(arm: Arm, plan: CellPlan, db: Path, timed: bool = True) -> RoundRe
     pragmas = drive(arm.pragmas())
     check_pragmas(pragmas, arm.expected_settings())
     facts.update(pragmas=pragmas, connections=handles)
+    if peak is not None:
+        facts["memory_peak_bytes"] = peak
     return RoundResult(t1 - t0, facts)
 
 
@@ -241,6 +260,10 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
             results.append(res)
             if on_round:
                 on_round(res)
+        if cell.memory:
+            drive(arm.restore(template))
+            mem = run_round(arm, plan, db, timed=False, memory=True)
+            results[-1].facts["memory_peak_bytes"] = mem.facts["memory_peak_bytes"]
     finally:
         drive(arm.close())
         remove_db(db)

@@ -1,0 +1,90 @@
+"""Charts (optional extra ``pytest-ormbench[plot]``): per test a log-scale grouped bar chart of
+arms x operations, and one summary chart of geometric means."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..contract import MODELS, OPS_BY_LETTER
+from . import tables as T
+from .load import Runs
+
+MISSING_MATPLOTLIB = "charts need matplotlib: pip install 'pytest-ormbench[plot]' (the tables were still written)"
+
+
+class ChartsUnavailable(Exception):
+    pass
+
+
+def _pyplot():
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ChartsUnavailable(MISSING_MATPLOTLIB) from None
+    return plt
+
+
+def write_charts(runs: Runs, out_dir: Path, formats: tuple[str, ...] = ("png", "svg")) -> list[Path]:
+    """Write every chart in each format; return the paths written."""
+    plt = _pyplot()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    names = T.labels(runs)
+    for model, mode, table in T.groups(runs):
+        per_arm = T.figures(runs, model, mode, table)
+        arms = [a for a in T.arm_order(runs) if a in per_arm]
+        letters = [lt for lt in T.OBJECT_OPS if any(lt in per_arm[a] for a in arms)]
+        fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(letters) + 3), 5.2))
+        width = 0.8 / max(1, len(arms))
+        cmap = plt.get_cmap("tab20")
+        for i, arm in enumerate(arms):
+            xs = [j + (i - (len(arms) - 1) / 2) * width for j in range(len(letters))]
+            ys = [per_arm[arm].get(lt, 0) or 0 for lt in letters]
+            ax.bar(xs, ys, width, label=names[arm], color=cmap(i % 20))
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(letters)))
+        ax.set_xticklabels([lt + "\n" + OPS_BY_LETTER[lt].title.replace(": ", ":\n") for lt in letters], fontsize=8)
+        ax.set_ylabel("rows/s (log scale, higher is better)")
+        ax.set_title(f"{MODELS[model].title} — {mode}, {table} table")
+        ax.grid(axis="y", which="both", alpha=0.3)
+        ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        fig.tight_layout()
+        stem = f"detail-{model}-{mode}-{table}"
+        written += _save(fig, out_dir, stem, formats)
+        plt.close(fig)
+    for table in ("default", "large"):
+        cols = [(m, md) for (m, md, t) in T.groups(runs) if t == table]
+        if not cols:
+            continue
+        gms = {c: T.geomeans(T.figures(runs, c[0], c[1], table)) for c in cols}
+        arms = [a for a in T.arm_order(runs) if any(a in g for g in gms.values())]
+        fig, ax = plt.subplots(figsize=(max(8, 1.2 * len(cols) + 3), 5.2))
+        width = 0.8 / max(1, len(arms))
+        cmap = plt.get_cmap("tab20")
+        for i, arm in enumerate(arms):
+            xs = [j + (i - (len(arms) - 1) / 2) * width for j in range(len(cols))]
+            ys = [(gms[c].get(arm, (None, 0))[0] or 0) for c in cols]
+            ax.bar(xs, ys, width, label=names[arm], color=cmap(i % 20))
+        ax.set_yscale("log")
+        ax.set_xticks(range(len(cols)))
+        ax.set_xticklabels([f"Test {MODELS[m].test}\n{md}" for m, md in cols])
+        ax.set_ylabel("geometric mean, rows/s (log scale)")
+        ax.set_title("Geometric means over the object operations" + (" — large table" if table == "large" else ""))
+        ax.grid(axis="y", which="both", alpha=0.3)
+        ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+        fig.tight_layout()
+        written += _save(fig, out_dir, f"summary-{table}", formats)
+        plt.close(fig)
+    return written
+
+
+def _save(fig, out_dir: Path, stem: str, formats: tuple[str, ...]) -> list[Path]:  # noqa: ANN001
+    paths = []
+    for ext in formats:
+        p = out_dir / f"{stem}.{ext}"
+        fig.savefig(p, dpi=110, metadata={"Date": None} if ext == "svg" else None)
+        paths.append(p)
+    return paths

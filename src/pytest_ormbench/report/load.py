@@ -1,0 +1,123 @@
+"""Reading pytest-benchmark JSON files into cells, with one clear message per bad input.
+
+Rules (documented in docs/reports.md and tested):
+- a file that is missing, not JSON, or not pytest-benchmark's format is an error naming the file;
+- a pytest-benchmark file with no pytest-ormbench cells (written without this plugin) is an error;
+- benchmarks in a file that are not ormbench cells are ignored and counted in a note;
+- the same cell (arm, model, op, mode, table) in two files: the one from the later run (the file's
+  ``datetime``) is used, and a note lists every replaced cell;
+- cells missing from a file are simply absent: tables show "—" there.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from ..stats import median
+
+REQUIRED = ("arm", "model", "op", "mode", "table", "rows", "verified")
+
+
+class ReportError(Exception):
+    """Bad input for the reporter; its message is the one line the user sees."""
+
+
+@dataclass
+class Cell:
+    record: dict[str, Any]
+    seconds: list[float]
+    source: str
+    run_datetime: str
+    machine: dict[str, Any]
+
+    @property
+    def key(self) -> tuple[str, str, str, str, str]:
+        r = self.record
+        return (r["arm"], r["model"], r["op"], r["mode"], r["table"])
+
+    @property
+    def rows_per_s(self) -> float:
+        m = median(self.seconds)
+        return self.record["rows"] / m if m > 0 else float("inf")
+
+
+@dataclass
+class Runs:
+    cells: dict[tuple[str, str, str, str, str], Cell] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+
+    def add(self, cell: Cell) -> None:
+        old = self.cells.get(cell.key)
+        if old is None:
+            self.cells[cell.key] = cell
+            return
+        newer, older = (cell, old) if cell.run_datetime >= old.run_datetime else (old, cell)
+        self.cells[cell.key] = newer
+        self.notes.append(f"cell {'-'.join(cell.key)} is in {older.source} and {newer.source}; "
+                          f"the later run ({newer.source}) is used")
+
+
+def _read_json(path: Path) -> Any:
+    if not path.exists():
+        raise ReportError(f"{path}: no such file")
+    if path.is_dir():
+        raise ReportError(f"{path}: is a directory, not a JSON file")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise ReportError(f"{path}: not a text file (expected pytest-benchmark JSON)") from None
+    except json.JSONDecodeError as exc:
+        raise ReportError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
+
+
+def cells_from_document(doc: Any, source: str) -> tuple[list[Cell], int]:
+    """The ormbench cells of one pytest-benchmark document, and how many other benchmarks it had."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
+        raise ReportError(f"{source}: not pytest-benchmark JSON (no 'benchmarks' list)")
+    cells, foreign = [], 0
+    for bench in doc["benchmarks"]:
+        info = bench.get("extra_info") if isinstance(bench, dict) else None
+        if not isinstance(info, dict) or any(k not in info for k in REQUIRED):
+            foreign += 1
+            continue
+        if info.get("verified") is not True:
+            foreign += 1
+            continue
+        data = (bench.get("stats") or {}).get("data") or info.get("round_seconds")
+        if not data:
+            raise ReportError(f"{source}: cell {bench.get('name')} has no round times "
+                              "(save with --benchmark-json or --benchmark-save, which keep them)")
+        cells.append(Cell(dict(info), [float(x) for x in data], source, str(doc.get("datetime", "")),
+                          doc.get("machine_info") or {}))
+    return cells, foreign
+
+
+def load(paths: Iterable[str | Path]) -> Runs:
+    runs = Runs()
+    paths = list(paths)
+    if not paths:
+        raise ReportError("no JSON files given")
+    for p in paths:
+        path = Path(p)
+        doc = _read_json(path)
+        cells, foreign = cells_from_document(doc, str(path))
+        if not cells:
+            raise ReportError(f"{path}: no pytest-ormbench cells in it (was it written without the plugin?)")
+        if foreign:
+            runs.notes.append(f"{path}: {foreign} benchmark(s) that are not pytest-ormbench cells were ignored")
+        for cell in cells:
+            runs.add(cell)
+        runs.sources.append(str(path))
+    return runs
+
+
+def runs_from_records(records: Iterable[Mapping[str, Any]], machine: Mapping[str, Any], when: str) -> Runs:
+    """Cells straight from a live session (the plugin's --ormbench-report)."""
+    runs = Runs(sources=["this run"])
+    for rec in records:
+        runs.add(Cell(dict(rec), list(rec["round_seconds"]), "this run", when, dict(machine)))
+    return runs

@@ -1,0 +1,73 @@
+"""Putting the tables together as Markdown (default) or plain text for the terminal."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from . import tables as T
+from .load import Runs
+
+
+def sections(runs: Runs) -> list[T.Table]:
+    out: list[T.Table] = []
+    for table in ("default", "large"):
+        t = T.overall(runs, table)
+        if t:
+            out.append(t)
+    for g in T.groups(runs):
+        out.append(T.detail(runs, *g))
+    ov = T.overhead(runs)
+    if ov:
+        out.append(ov)
+    out.extend(T.memory(runs))
+    return out
+
+
+def _md_cell(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def markdown_table(t: T.Table) -> str:
+    lines = [f"### {t.title}", ""]
+    lines.append("| " + " | ".join(_md_cell(h) for h in t.header) + " |")
+    lines.append("| " + " | ".join(["---"] + ["---:"] * (len(t.header) - 1)) + " |")
+    for row in t.rows:
+        lines.append("| " + " | ".join(_md_cell(c) for c in row) + " |")
+    if t.notes:
+        lines.append("")
+        lines.extend(f"{n}  " if i < len(t.notes) - 1 else n for i, n in enumerate(t.notes))
+    return "\n".join(lines)
+
+
+def text_table(t: T.Table) -> str:
+    widths = [max(len(str(r[i])) for r in [t.header, *t.rows]) for i in range(len(t.header))]
+
+    def line(r: Sequence[str]) -> str:
+        return "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+
+    out = [t.title, line(t.header), "  ".join("-" * w for w in widths), *(line(r) for r in t.rows)]
+    out.extend(t.notes)
+    return "\n".join(out)
+
+
+def render(runs: Runs, fmt: str = "markdown", charts: Sequence[str] = ()) -> str:
+    """The whole report. ``charts`` are image paths (relative to the report) to link in Markdown."""
+    body = sections(runs)
+    env = T.environment(runs)
+    notes = T.footnotes(runs)
+    if fmt == "text":
+        parts = ["pytest-ormbench report", *env, ""]
+        parts += [text_table(t) + "\n" for t in body]
+        if notes:
+            parts += ["Footnotes:", *(f"- {n}" for n in notes)]
+        return "\n".join(parts).rstrip() + "\n"
+    parts = ["# pytest-ormbench results", "", *(f"- {line}" for line in env), ""]
+    parts += ["Figures are rows per second (higher is better): rows one round handled over the median round "
+              "time. Every figure passed verification.", ""]
+    for t in body:
+        parts += [markdown_table(t), ""]
+    if charts:
+        parts += ["### Charts", ""] + [f"![{c}]({c})" for c in charts] + [""]
+    if notes:
+        parts += ["### Footnotes", ""] + [f"- {n}" for n in notes] + [""]
+    return "\n".join(parts).rstrip() + "\n"

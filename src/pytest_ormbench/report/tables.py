@@ -1,0 +1,244 @@
+"""The report's tables as data: overall, detail, ORM overhead, memory, footnotes, environment."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..contract import MODELS, OPS, OPS_BY_LETTER
+from ..registry import BUILTIN_ARMS
+from ..stats import geometric_mean
+from .load import Runs
+
+CONTROL_ARM = "sqlite3"
+OBJECT_OPS = [op.letter for op in OPS if op.object_op]
+
+
+@dataclass
+class Table:
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+    notes: list[str] = field(default_factory=list)
+    anchor: str = ""
+
+
+def fmt_rate(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}"
+
+
+def fmt_ratio(value: float | None) -> str:
+    return "—" if value is None else f"×{value:.2f}"
+
+
+def arm_order(runs: Runs) -> list[str]:
+    present = {c.record["arm"] for c in runs.cells.values()}
+    builtin = [e.name for e in BUILTIN_ARMS if e.name in present]
+    return builtin + sorted(present - set(builtin))
+
+
+def labels(runs: Runs) -> dict[str, str]:
+    return {c.record["arm"]: c.record.get("arm_label") or c.record["arm"] for c in runs.cells.values()}
+
+
+def groups(runs: Runs) -> list[tuple[str, str, str]]:
+    """(model, mode, table) present, in report order."""
+    keys = {(k[1], k[3], k[4]) for k in runs.cells}
+    order = lambda g: (["default", "large"].index(g[2]), list(MODELS).index(g[0]), ["cold", "warm"].index(g[1]))  # noqa: E731
+    return sorted(keys, key=order)
+
+
+def figures(runs: Runs, model: str, mode: str, table: str) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = defaultdict(dict)
+    for (arm, m, op, md, t), cell in runs.cells.items():
+        if (m, md, t) == (model, mode, table):
+            out[arm][op] = cell.rows_per_s
+    return out
+
+
+def geomeans(per_arm: dict[str, dict[str, float]]) -> dict[str, tuple[float | None, int]]:
+    return {arm: (geometric_mean([v for op, v in ops.items() if op in OBJECT_OPS]),
+                  sum(1 for op in ops if op in OBJECT_OPS)) for arm, ops in per_arm.items()}
+
+
+def overall(runs: Runs, table: str) -> Table | None:
+    present = [(m, md) for (m, md, t) in groups(runs) if t == table]
+    if not present:
+        return None
+    models = [m for m in MODELS if any(p[0] == m for p in present)]
+    arms, names = arm_order(runs), labels(runs)
+    gms = {(m, md): geomeans(figures(runs, m, md, table)) for m, md in present}
+    header = ["Arm"]
+    for m in models:
+        for md in ("cold", "warm"):
+            if (m, md) in gms:
+                header.append(f"Test {MODELS[m].test} {md}")
+    rows = []
+    for arm in arms:
+        row = [names[arm]]
+        any_value = False
+        for m in models:
+            cold = gms.get((m, "cold"), {}).get(arm, (None, 0))[0]
+            warm = gms.get((m, "warm"), {}).get(arm, (None, 0))[0]
+            if (m, "cold") in gms:
+                row.append(fmt_rate(cold))
+            if (m, "warm") in gms:
+                cell = fmt_rate(warm)
+                if warm is not None and cold:
+                    cell += f" ({fmt_ratio(warm / cold)})"
+                row.append(cell)
+            any_value = any_value or cold is not None or warm is not None
+        if any_value:
+            rows.append(row)
+    title = "Overall: geometric means, rows/s" + (" — large table" if table == "large" else "")
+    notes = ["Geometric mean over the object operations (A–F, I–K) each arm ran; warm figures carry their "
+             "ratio to cold in parentheses."]
+    return Table(title, header, rows, notes, anchor=f"overall-{table}")
+
+
+def detail(runs: Runs, model: str, mode: str, table: str) -> Table:
+    per_arm = figures(runs, model, mode, table)
+    arms = [a for a in arm_order(runs) if a in per_arm]
+    names = labels(runs)
+    letters = [op.letter for op in OPS if any(op.letter in per_arm[a] for a in arms)]
+    header = ["Operation", *(names[a] for a in arms), "Best"]
+    rows = []
+    for letter in letters:
+        vals = {a: per_arm[a].get(letter) for a in arms}
+        best = max((a for a in arms if vals[a] is not None), key=lambda a: vals[a])  # type: ignore[arg-type,return-value]
+        rows.append([f"{letter} {OPS_BY_LETTER[letter].title}", *(fmt_rate(vals[a]) for a in arms), names[best]])
+    gm = geomeans(per_arm)
+    most = max((n for _, n in gm.values()), default=0)
+    ranked = [a for a in arms if gm[a][0] is not None]
+    best_gm = max(ranked, key=lambda a: gm[a][0]) if ranked else None  # type: ignore[arg-type,return-value]
+    gm_row = ["Geometric Mean"]
+    notes = []
+    for a in arms:
+        value, n = gm[a]
+        mark = ""
+        if value is not None and n < most:
+            mark = "¹"
+            notes.append(f"¹ {names[a]}: geometric mean over {n} object operations, not {most}")
+        gm_row.append(fmt_rate(value) + mark)
+    gm_row.append(names[best_gm] if best_gm else "—")
+    rows.append(gm_row)
+    if any(letter not in OBJECT_OPS for letter in letters):
+        notes.append("G and H (dicts, tuples) are not object operations and are left out of the geometric mean.")
+    notes.append("— : no verified figure (not supported by the arm, or not run; see footnotes).")
+    title = f"{MODELS[model].title} — {mode}, {table} table (rows/s, higher is better)"
+    return Table(title, header, rows, notes, anchor=f"detail-{model}-{mode}-{table}")
+
+
+def overhead(runs: Runs) -> Table | None:
+    """Each arm against the raw sqlite3 control: how many times longer it takes (geometric means)."""
+    cols = [g for g in groups(runs) if CONTROL_ARM in figures(runs, *g)]
+    if not cols:
+        return None
+    names = labels(runs)
+    header = ["Arm", *(f"Test {MODELS[m].test} {md}{' large' if t == 'large' else ''}" for m, md, t in cols)]
+    rows = []
+    for arm in arm_order(runs):
+        if arm == CONTROL_ARM:
+            continue
+        row, seen = [names[arm]], False
+        for g in cols:
+            per_arm = figures(runs, *g)
+            ops = [op for op in OBJECT_OPS if op in per_arm.get(arm, {}) and op in per_arm[CONTROL_ARM]]
+            ratios = [per_arm[CONTROL_ARM][op] / per_arm[arm][op] for op in ops]
+            value = geometric_mean(ratios)
+            seen = seen or value is not None
+            row.append("—" if value is None else f"{value:.2f}×")
+        if seen:
+            rows.append(row)
+    notes = ["Time relative to hand-written SQL on sqlite3 (1.00× = as fast as the control; 3.00× = takes three "
+             "times as long), geometric mean over the object operations both ran."]
+    return Table("ORM overhead over the raw sqlite3 control arm", header, rows, notes, anchor="overhead")
+
+
+def memory(runs: Runs) -> list[Table]:
+    out = []
+    for model, mode, table in groups(runs):
+        per_arm: dict[str, dict[str, int]] = defaultdict(dict)
+        for (arm, m, op, md, t), cell in runs.cells.items():
+            peak = cell.record.get("memory_peak_bytes")
+            if (m, md, t) == (model, mode, table) and peak is not None:
+                per_arm[arm][op] = peak
+        if not per_arm:
+            continue
+        arms = [a for a in arm_order(runs) if a in per_arm]
+        names = labels(runs)
+        letters = [op.letter for op in OPS if any(op.letter in per_arm[a] for a in arms)]
+        rows = [[f"{lt} {OPS_BY_LETTER[lt].title}",
+                 *(("—" if per_arm[a].get(lt) is None else f"{per_arm[a][lt] / 1024:,.0f}") for a in arms)]
+                for lt in letters]
+        out.append(Table(f"Peak memory allocated by the operation, KiB — {MODELS[model].title}, {mode}, {table} table",
+                         ["Operation", *(names[a] for a in arms)], rows,
+                         ["Measured with tracemalloc in a separate untimed repetition (--ormbench-memory)."],
+                         anchor=f"memory-{model}-{mode}-{table}"))
+    return out
+
+
+def footnotes(runs: Runs) -> list[str]:
+    names = labels(runs)
+    notes: list[str] = []
+    devs: dict[str, dict[str, str]] = defaultdict(dict)
+    unsupported: dict[str, dict[str, str]] = defaultdict(dict)
+    bulk_ids: dict[str, set[bool]] = defaultdict(set)
+    for cell in runs.cells.values():
+        rec = cell.record
+        for key, text in (rec.get("deviations") or {}).items():
+            devs[rec["arm"]][key] = text
+        for op, reason in (rec.get("unsupported") or {}).items():
+            unsupported[rec["arm"]][op] = reason
+        if "bulk_ids_set" in rec:
+            bulk_ids[rec["arm"]].add(bool(rec["bulk_ids_set"]))
+    for arm in arm_order(runs):
+        for key, text in sorted(devs[arm].items()):
+            scope = "all cells" if key == "*" else key
+            notes.append(f"{names[arm]} ({scope}): {text}")
+        for op, reason in sorted(unsupported[arm].items()):
+            notes.append(f"{names[arm]}: {op} not supported — {reason}")
+    with_ids = [names[a] for a in arm_order(runs) if bulk_ids.get(a) == {True}]
+    without = [names[a] for a in arm_order(runs) if bulk_ids.get(a) == {False}]
+    if with_ids or without:
+        notes.append("Insert: Bulk sets the new ids on the objects for: " + (", ".join(with_ids) or "none")
+                     + "; not for: " + (", ".join(without) or "none") + " (verified in every round).")
+    return notes + runs.notes
+
+
+def environment(runs: Runs) -> list[str]:
+    recs = [c.record for c in runs.cells.values()]
+    machines = {_machine(c.machine) for c in runs.cells.values()}
+    dates = sorted({c.run_datetime[:10] for c in runs.cells.values() if c.run_datetime})
+
+    def values(key: str) -> str:
+        return ", ".join(sorted({str(r.get(key)) for r in recs if r.get(key) is not None})) or "unknown"
+
+    settings = sorted({tuple(sorted((r.get("pragmas") or {}).items())) for r in recs})
+    versions: dict[str, set[str]] = defaultdict(set)
+    for r in recs:
+        for dist, ver in (r.get("versions") or {}).items():
+            versions[dist].add(ver)
+    lines = [
+        f"Machine: {'; '.join(sorted(machines))}",
+        f"Python: {values('python')}; SQLite: {values('sqlite_version')}",
+        "SQLite settings read back from each arm's connection: "
+        + "; ".join(", ".join(f"{k}={v}" for k, v in s) for s in settings if s),
+        f"Rounds per cell: {values('rounds')}; iterations: {values('iterations')}; batch: {values('batch')}",
+        "Packages: " + (", ".join(f"{d} {'/'.join(sorted(v))}" for d, v in sorted(versions.items())) or "none"),
+        f"Run date(s): {', '.join(dates) or 'unknown'}; sources: {', '.join(runs.sources)}",
+    ]
+    if len(machines) > 1:
+        lines.append("Warning: these results come from more than one machine; compare within a machine only.")
+    return lines
+
+
+def _machine(info: dict[str, Any]) -> str:
+    cpu = info.get("cpu") or {}
+    brand = cpu.get("brand_raw") or info.get("processor") or info.get("machine") or "unknown CPU"
+    count = cpu.get("count")
+    system = " ".join(str(x) for x in (info.get("system"), info.get("release")) if x)
+    return f"{brand}{f', {count} cores' if count else ''}{f', {system}' if system else ''}"
