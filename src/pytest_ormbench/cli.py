@@ -14,8 +14,9 @@ from .report.load import ReportError, load
 from .report.render import render
 
 
-def write_report(runs, out: Path | None, fmt: str, charts_dir: Path | None, *, err=sys.stderr) -> str:  # noqa: ANN001
+def write_report(runs, out: Path | None, fmt: str, charts_dir: Path | None, *, err=None) -> str:  # noqa: ANN001
     """Render (and write) a report; charts are skipped with one line when matplotlib is missing."""
+    err = err or sys.stderr
     chart_links: list[str] = []
     if charts_dir is not None:
         from .report.charts import ChartsUnavailable, write_charts

@@ -1,0 +1,131 @@
+"""The ObjectBox arms at tiny sizes: selfcheck, commit counts, settings, and the binding's behaviours they rely on."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("objectbox")
+
+from bench_suites import objectbox_arm  # noqa: E402
+from bench_suites.objectbox_arm import ObjectBoxArm, ObjectBoxNoCodegenArm, committed_txns  # noqa: E402
+from pytest_ormbench import runner, selfcheck  # noqa: E402
+from pytest_ormbench.contract import MODELS, Settings, Unsupported  # noqa: E402
+from pytest_ormbench.plan import State  # noqa: E402
+
+ARMS = {
+    "objectbox": "bench_suites.objectbox_arm:ObjectBoxArm",
+    "objectbox_nocodegen": "bench_suites.objectbox_arm:ObjectBoxNoCodegenArm",
+}
+TINY = ["--iterations", "5", "--batch", "50"]
+
+
+@pytest.fixture
+def count_commits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Let the runner count ObjectBox commits (meta page txn id) where it counts SQLite's."""
+    sqlite_counter = runner.file_change_counter
+    monkeypatch.setattr(runner, "file_change_counter",
+                        lambda p: committed_txns(p) if Path(p).is_dir() else sqlite_counter(p))
+
+
+@pytest.mark.parametrize("arm", sorted(ARMS))
+def test_selfcheck_passes_with_commit_counts(arm: str, count_commits: None, capsys: pytest.CaptureFixture) -> None:
+    assert selfcheck.main([arm, "--register", ARMS[arm], *TINY]) == 0
+    out = capsys.readouterr().out
+    assert "0 failed" in out
+    assert "'commits': 1" in out and "'commits': 5" in out  # B/C/I/J/K one commit; A one per object
+    assert "UNSUPPORTED objectbox" in out and "no projection API" in out  # G and H
+
+
+def test_selfcheck_with_wal_setting() -> None:
+    assert selfcheck.main(["objectbox", "--register", ARMS["objectbox"], *TINY, "--journal", "wal",
+                           "--models", "fk", "--ops", "AK"]) == 0
+
+
+def test_weaker_durability_is_refused(tmp_path: Path) -> None:
+    arm = ObjectBoxArm(MODELS["simple"], Settings(synchronous="normal"))
+    with pytest.raises(Unsupported, match="syncs every commit"):
+        arm.open(tmp_path / "db")
+    arm.close()
+
+
+@pytest.mark.parametrize("cls, mode", [(ObjectBoxArm, "codegen"), (ObjectBoxNoCodegenArm, "generic")])
+def test_marshalling_is_set_and_reported(tmp_path: Path, cls: type[ObjectBoxArm], mode: str) -> None:
+    arm = cls(MODELS["simple"], Settings())
+    arm.open(tmp_path / "db")
+    try:
+        arm.insert_bulk(arm.build([{"timestamp": dt.datetime(2026, 1, 1), "level": 10, "text": "t"}]))
+        assert arm.pragmas()["marshalling"] == mode == arm.expected_settings()["marshalling"]
+        builder = objectbox_arm.JournalSimple._codegen_builder
+        assert (builder is not None and "marshal" in vars(builder)) == (mode == "codegen")
+        # the snapshot reads with the reference path and leaves the switch as it was
+        arm.snapshot()
+        assert arm.pragmas()["marshalling"] == mode
+    finally:
+        arm.close()
+
+
+def test_model_json_lives_in_the_store_directory(tmp_path: Path) -> None:
+    arm = ObjectBoxArm(MODELS["fk"], Settings())
+    arm.open(tmp_path / "db")
+    arm.close()
+    assert sorted(p.name for p in (tmp_path / "db").iterdir()) == ["data.mdb", "lock.mdb", "objectbox-model.json"]
+    assert not (Path(objectbox_arm.__file__).parent / "objectbox-model.json").exists()
+
+
+def test_binding_behaviours_the_arm_relies_on(tmp_path: Path) -> None:
+    """None is stored as null but read back as the default; removing a target resets to-one relations to 0;
+    each write transaction is one commit; ids 1..N in a new store."""
+    arm = ObjectBoxArm(MODELS["fk"], Settings())
+    arm.open(tmp_path / "db")
+    try:
+        rows = State(MODELS["fk"], 30).rows()
+        before = committed_txns(tmp_path / "db")
+        arm.populate(rows, [(3, 1), (1, 2)])
+        assert committed_txns(tmp_path / "db") == before + 2
+        children = [r["id"] for r in rows if r["parent_id"] == 1]
+        assert sorted(o.id for o in arm.children_of(1)) == children
+        arm.delete([o for o in arm.load_all() if o.id == 1])
+        snap = arm.snapshot()
+        assert all(snap.rows[c]["parent_id"] is None for c in children)
+        assert snap.links == set()  # both links touched object 1
+    finally:
+        arm.close()
+
+    wide = ObjectBoxArm(MODELS["wide"], Settings())
+    wide.open(tmp_path / "wide")
+    try:
+        wide.populate(State(MODELS["wide"], 2).rows(), [])
+        raw = wide._box.get(1)
+        assert raw.col_int_4 == 0 and raw.col_char_4 == "" and raw.col_float_4 == 0.0  # null read as default
+        assert wide.snapshot().rows[1]["col_int_4"] is None  # ...but stored as null
+        assert wide.load_all()[0].col_int_4 is None
+    finally:
+        wide.close()
+
+
+def test_restore_is_exact(tmp_path: Path) -> None:
+    template = runner.ensure_template(ObjectBoxArm, State(MODELS["simple"], 100), Settings(), tmp_path / "t")
+    db = tmp_path / "db"
+    runner.copy_db(template, db)
+    arm = ObjectBoxArm(MODELS["simple"], Settings())
+    arm.open(db)
+    try:
+        arm.filter_large([10])  # builds a query: restore must build it again
+        objs = arm.build(State(MODELS["simple"], 3).rows())
+        for o in objs:
+            o.id = 0
+        arm.insert_bulk(objs)
+        assert [o.id for o in objs] == [101, 102, 103]
+        arm.restore(template)
+        again = arm.build(State(MODELS["simple"], 1).rows())
+        again[0].id = 0
+        arm.insert_single(again)
+        assert again[0].id == 101  # the id sequence came back too
+        assert len(arm.snapshot().rows) == 101
+        assert len(arm.filter_large([10, 20, 30, 40, 50])) == 101
+    finally:
+        arm.close()
+        runner.remove_db(db)
