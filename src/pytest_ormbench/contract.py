@@ -353,7 +353,24 @@ class Arm(abc.ABC):
 
     # -- reporting ------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
-        """Anything else worth recording (e.g. the SQLite library the arm uses)."""
+        """Anything else worth recording (e.g. the SQLite library the arm uses).
+
+        Called on a fresh instance that has not been opened; recorded as ``arm_info``.
+        """
+        return {}
+
+    def commit_counter(self, path: Path) -> int | None:
+        """Committed write transactions so far, read from the storage (None: cannot tell).
+
+        The harness reads it before and after the op and checks the difference. SQLite
+        arms keep the default (the header's file change counter, rollback modes only).
+        """
+        from .sqlite_support import file_change_counter
+
+        return file_change_counter(path)
+
+    def op_facts(self) -> dict[str, Any]:
+        """Facts the arm measured about the last op (e.g. connections it opened), recorded per cell."""
         return {}
 
 

@@ -173,8 +173,13 @@ class OrmbenchSession:
             "commits": facts.get("commits"),
             "deviations": deviations,
             "unsupported": info.get("unsupported", {}),
+            "arm_info": info.get("arm_info", {}),
             "worker_pids": pids,
         }
+        extra_facts = {k: v for k, v in facts.items()
+                       if k not in ("pragmas", "connections", "commits", "bulk_ids_set", "memory_peak_bytes")}
+        if extra_facts:
+            record["arm_facts"] = extra_facts
         if "memory_peak_bytes" in facts:
             record["memory_peak_bytes"] = facts["memory_peak_bytes"]
         if "bulk_ids_set" in facts:

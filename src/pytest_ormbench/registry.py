@@ -46,8 +46,13 @@ class ArmEntry:
 
 BUILTIN_ARMS: tuple[ArmEntry, ...] = (
     ArmEntry("sqlite3", "bench_suites.raw_sqlite3:RawSqlite3Arm", "raw sqlite3"),
+    ArmEntry("django", "bench_suites.django_arm:DjangoArm", "Django", ("django",), "django"),
     ArmEntry("peewee", "bench_suites.peewee_arm:PeeweeArm", "peewee", ("peewee",), "peewee"),
     ArmEntry("sqlalchemy", "bench_suites.sqlalchemy_arm:SQLAlchemyArm", "SA ORM", ("sqlalchemy",), "sqlalchemy"),
+    ArmEntry("piccolo", "bench_suites.piccolo_arm:PiccoloArm", "Piccolo", ("piccolo", "aiosqlite"), "piccolo"),
+    ArmEntry("objectbox", "bench_suites.objectbox_arm:ObjectBoxArm", "ObjectBox", ("objectbox",), "objectbox"),
+    ArmEntry("objectbox_nocodegen", "bench_suites.objectbox_arm:ObjectBoxNoCodegenArm", "ObjectBox (no codegen)",
+             ("objectbox",), "objectbox"),
 )
 
 

@@ -20,7 +20,7 @@ from typing import Any, Callable
 from .contract import MODELS, Arm, Settings, Unsupported
 from .plan import CellPlan, Sizes, State, make_plan
 from .registry import load_arm_class, set_extra_targets
-from .sqlite_support import file_change_counter, open_handles
+from .sqlite_support import open_handles
 from .verify import VerificationError, check_pragmas, check_state, verify
 
 #: the clock: monotonic, the highest resolution the platform offers
@@ -34,7 +34,8 @@ def event_loop() -> asyncio.AbstractEventLoop:
     global _loop
     if _loop is None or _loop.is_closed():
         _loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(_loop)
+    # set it again every time: some ORMs call asyncio.run() in constructors, which unsets it
+    asyncio.set_event_loop(_loop)
     return _loop
 
 
@@ -171,7 +172,7 @@ def run_round(arm: Arm, plan: CellPlan, db: Path, timed: bool = True, memory: bo
     """
     args, objs = _prepare(arm, plan)
     method = getattr(arm, plan.op.name)
-    before = file_change_counter(db)
+    before = arm.commit_counter(db)
     peak = None
     if memory:
         gc.collect()
@@ -202,7 +203,7 @@ def run_round(arm: Arm, plan: CellPlan, db: Path, timed: bool = True, memory: bo
             t1 = clock()
         finally:
             gc.unfreeze()
-    after = file_change_counter(db)
+    after = arm.commit_counter(db)
     commits = after - before if before is not None and after is not None else None
     handles = _arm_handles(db)
     snap = arm.snapshot()
@@ -213,6 +214,7 @@ def run_round(arm: Arm, plan: CellPlan, db: Path, timed: bool = True, memory: bo
     pragmas = drive(arm.pragmas())
     check_pragmas(pragmas, arm.expected_settings())
     facts.update(pragmas=pragmas, connections=handles)
+    facts.update(arm.op_facts())
     if peak is not None:
         facts["memory_peak_bytes"] = peak
     return RoundResult(t1 - t0, facts)

@@ -11,7 +11,7 @@ import json
 import math
 from collections import Counter
 from decimal import Decimal, InvalidOperation
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from .contract import DECIMAL_PLACES, Arm, ModelSpec, Snapshot
 from .plan import CellPlan, expected_row
@@ -173,7 +173,5 @@ def check_pragmas(actual: Mapping[str, str], expected: Mapping[str, str]) -> Non
     bad = {k: actual.get(k) for k, v in expected.items() if actual.get(k) != v}
     if bad:
         detail = ", ".join(f"{k}={bad[k]} (asked {expected[k]})" for k in bad)
-        raise VerificationError(f"SQLite settings on the arm's live connection differ: {detail}")
+        raise VerificationError(f"durability settings read back from the arm's live connection differ: {detail}")
 
-
-Check = Callable[..., None]

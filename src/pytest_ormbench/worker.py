@@ -10,6 +10,10 @@ anything an ORM prints goes to stderr. Requests:
 A failure answers {"ok": false, "kind": "unsupported" | "verification" | "error",
 "error": "...", "traceback": "..."}. In cold mode the parent starts a fresh
 child for every timed round; in warm mode it keeps one child per arm.
+
+A worker only ever imports one arm: some ORMs change process-wide state on
+import (Piccolo registers sqlite3 adapters and converters, for example), so two
+arms must never share a measuring process.
 """
 
 from __future__ import annotations
@@ -25,11 +29,12 @@ from pathlib import Path
 from typing import IO, Any
 
 
-def describe_environment(arm_name: str) -> dict[str, Any]:
+def describe_environment(arm_name: str, model: str, settings: Any) -> dict[str, Any]:
     """Versions and declarations of the arm, read inside the measuring process."""
     import importlib.metadata
     import sqlite3
 
+    from .contract import MODELS
     from .registry import load_arm_class
 
     cls = load_arm_class(arm_name)
@@ -50,6 +55,7 @@ def describe_environment(arm_name: str) -> dict[str, Any]:
         "deviations": dict(cls.deviations),
         "unsupported": dict(cls.unsupported),
         "bulk_sets_ids_declared": cls.bulk_sets_ids,
+        "arm_info": cls(MODELS[model], settings).describe(),
     }
 
 
@@ -62,13 +68,13 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
     try:
         if request["cmd"] == "build":
             template = build_templates(cell)
-            return {"ok": True, "template": template, "info": describe_environment(cell.arm), "pid": os.getpid()}
+            return {"ok": True, "template": template, "info": describe_environment(cell.arm, cell.model, cell.settings), "pid": os.getpid()}
         if request["cmd"] == "run":
             rounds = run_cell(cell)
             return {
                 "ok": True,
                 "rounds": [{"seconds": r.seconds, "facts": r.facts} for r in rounds],
-                "info": describe_environment(cell.arm),
+                "info": describe_environment(cell.arm, cell.model, cell.settings),
                 "pid": os.getpid(),
             }
         return {"ok": False, "kind": "error", "error": f"unknown command {request['cmd']!r}"}

@@ -1,0 +1,353 @@
+"""The Piccolo ORM arm (async, aiosqlite).
+
+Piccolo is configured in code only: one ``SQLiteEngine`` per opened database,
+assigned to the model's Table classes through ``Table._meta.db``; nothing is
+read from or written to a ``piccolo_conf.py``.
+
+Connections. Piccolo's ``SQLiteEngine`` keeps no connection. Every
+``engine.transaction()`` opens a new aiosqlite connection (a new worker thread
+plus a sqlite3 connection) and closes it on exit, and every query run outside
+a transaction does the same on its own. There is no public API for a
+persistent SQLite connection (connection pools are Postgres-only). So the arm
+holds no connection between ops, and every op except A runs inside one
+``engine.transaction()``, which makes it use exactly one connection. The
+pragmas reach every connection Piccolo opens through a ``sqlite3.Connection``
+subclass passed as the ``factory`` connection kwarg (SQLiteEngine hands its
+kwargs to ``sqlite3.connect``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import types
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from piccolo.columns import (
+    JSON,
+    M2M,
+    BigInt,
+    Column,
+    DoublePrecision,
+    ForeignKey,
+    Integer,
+    LazyTableReference,
+    Numeric,
+    SmallInt,
+    Text,
+    Timestamp,
+    Varchar,
+)
+from piccolo.columns.base import OnDelete
+from piccolo.engine.sqlite import SQLiteEngine, TransactionType
+from piccolo.table import Table
+
+from pytest_ormbench.contract import (
+    DECIMAL_DIGITS,
+    DECIMAL_PLACES,
+    MODELS,
+    TEXT_MAX,
+    Field,
+    ModelSpec,
+    Settings,
+    Unsupported,
+)
+from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, backup_into, read_pragmas
+
+# --------------------------------------------------------------------------
+# Tables (one set per model; the engine is attached in PiccoloArm.open)
+# --------------------------------------------------------------------------
+
+_WIDE_COLUMNS: dict[str, Callable[..., Column]] = {
+    "float": DoublePrecision,
+    "smallint": SmallInt,
+    "int": Integer,
+    "bigint": BigInt,
+    "char": lambda **kw: Varchar(length=TEXT_MAX, **kw),
+    "text": Text,
+    "decimal": lambda **kw: Numeric(digits=(DECIMAL_DIGITS, DECIMAL_PLACES), **kw),
+    "json": JSON,
+}
+
+
+def _wide_column(f: Field) -> Column:
+    if f.has_default:
+        return _WIDE_COLUMNS[f.kind](default=f.default)
+    # Piccolo's numeric columns default to 0 even when null=True: ask for NULL.
+    return _WIDE_COLUMNS[f.kind](null=True, default=None)
+
+
+def _base_columns() -> dict[str, Column]:
+    return {
+        "timestamp": Timestamp(),
+        "level": Integer(index=True),
+        "text": Varchar(length=TEXT_MAX, index=True),
+    }
+
+
+def _table(class_name: str, tablename: str, columns: Mapping[str, Any]) -> type[Table]:
+    cls = types.new_class(class_name, (Table,), {"tablename": tablename}, lambda ns: ns.update(columns))
+    cls.__module__ = __name__
+    return cls
+
+
+JournalSimple = _table("JournalSimple", "journal_simple", _base_columns())
+
+JournalFk = _table("JournalFk", "journal_fk", {
+    **_base_columns(),
+    "parent_id": ForeignKey("self", null=True, on_delete=OnDelete.set_null, index=True),
+    # Piccolo's M2M column through the joining table below (directed: from_id -> to_id).
+    "links": M2M(LazyTableReference("JournalFkLink", module_path=__name__)),
+})
+
+JournalFkLink = _table("JournalFkLink", "journal_fk_links", {
+    "from_id": ForeignKey(JournalFk, null=False, on_delete=OnDelete.cascade, index=True),
+    "to_id": ForeignKey(JournalFk, null=False, on_delete=OnDelete.cascade, index=True),
+})
+
+JournalWide = _table("JournalWide", "journal_wide", {
+    **_base_columns(),
+    **{f.name: _wide_column(f) for f in MODELS["wide"].wide_fields},
+})
+
+_TABLES: dict[str, tuple[type[Table], type[Table] | None]] = {
+    "simple": (JournalSimple, None),
+    "fk": (JournalFk, JournalFkLink),
+    "wide": (JournalWide, None),
+}
+
+
+def _pragma_connection(statements: Sequence[str]) -> type[sqlite3.Connection]:
+    """A sqlite3.Connection that applies the benchmark's pragmas when it opens."""
+    stmts = tuple(statements)
+
+    class PragmaConnection(sqlite3.Connection):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            for stmt in stmts:
+                self.execute(stmt).fetchall()
+
+    return PragmaConnection
+
+
+def _variable_limit() -> int:
+    conn = sqlite3.connect(":memory:")
+    try:
+        if hasattr(conn, "getlimit"):  # Python >= 3.11
+            return conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+        return 32766 if sqlite3.sqlite_version_info >= (3, 32, 0) else 999
+    finally:
+        conn.close()
+
+
+def _read_pragmas_plain(conn: sqlite3.Connection) -> dict[str, str]:
+    """read_pragmas on a connection whose row factory Piccolo set to dicts (runs in its thread)."""
+    factory = conn.row_factory
+    conn.row_factory = None
+    try:
+        return read_pragmas(conn)
+    finally:
+        conn.row_factory = factory
+
+
+def _chunks(seq: Sequence[Any], size: int) -> list[Sequence[Any]]:
+    return [seq[i : i + size] for i in range(0, len(seq), size)]
+
+
+class PiccoloArm(SqliteArm):
+    name = "piccolo"
+    label = "Piccolo"
+    driver = "aiosqlite"
+    packages = ("piccolo", "aiosqlite")
+    is_async = True
+    bulk_sets_ids = True
+    unsupported = {
+        "filter_tuples": "Piccolo has no row-tuple output: select() returns dicts, and output(as_list=True) "
+        "only flattens a single-column select into a list of values",
+    }
+    deviations = {
+        "*": "Piccolo's SQLiteEngine opens a new aiosqlite connection (with its own worker thread) for every "
+        "transaction and for every query outside one, and closes it afterwards; it has no persistent SQLite "
+        "connection. The arm holds none between ops; each op other than A runs in one engine.transaction() "
+        "(IMMEDIATE for writes, DEFERRED for reads, as Piccolo's SQLite guide recommends), so it uses exactly "
+        "one connection, opened and closed inside the timed region. Pragmas are applied on every connection "
+        "through a sqlite3.Connection factory in the engine's connection kwargs; Piccolo itself runs "
+        "PRAGMA foreign_keys = 1 before every query (foreign_keys cannot be turned off).",
+        "insert_single": "await obj.save() outside a transaction: Piccolo opens and closes one connection per "
+        "object, so each insert also pays for connecting (and in WAL mode for the checkpoint SQLite runs "
+        "when the last connection to the database closes)",
+        "filter_large": "the queries of one op share one DEFERRED engine.transaction(); without it Piccolo "
+        "would open one connection per query",
+        "filter_small": "as filter_large: one DEFERRED engine.transaction() per op",
+        "get": "as filter_large: one DEFERRED engine.transaction() per op",
+        "filter_dicts": "as filter_large: one DEFERRED engine.transaction() per op",
+        "fk": "parent_id is ForeignKey('self', null=True, on_delete=SET NULL, index=True); Piccolo has no "
+        "reverse-relation attribute (reverse lookups are queries on parent_id). The M2M column (links, through "
+        "JournalFkLink's two ForeignKeys) is declared, but Piccolo cannot resolve a self-referential M2M: "
+        "get_m2m/add_m2m/select(links(...)) raise ValueError('No matching foreign key column found!'), so "
+        "links are written through the joining Table and removed by the database's ON DELETE CASCADE",
+        "wide": "decimal is Numeric(digits=(10, 2)) but Piccolo's SQLite adapter converts Decimal to float, so "
+        "decimals are stored as REAL (read back as Decimal of the float's text); json is JSON stored as TEXT, "
+        "read with output(load_json=True); float is DoublePrecision",
+        "restore": "no connection is open between ops, so restore copies the template with the SQLite backup "
+        "API into a short-lived sqlite3 connection made with the engine's own connection kwargs",
+    }
+
+    db: SQLiteEngine | None = None
+
+    def __init__(self, model: ModelSpec, settings: Settings) -> None:
+        super().__init__(model, settings)
+        self.table, self.link = _TABLES[model.name]
+        self.load_json = bool(self.table._meta.json_columns)
+        per_row = len(self.table._meta.columns)
+        self._chunk = max(1, _variable_limit() // per_row)
+
+    def tables(self) -> SqlTables:
+        main = self.table._meta.tablename
+        if self.link is not None:
+            return SqlTables(main, self.link._meta.tablename, "from_id", "to_id")
+        return SqlTables(main)
+
+    # -- connection -----------------------------------------------------------
+    async def open(self, path: Path) -> None:
+        # Built inside the running loop: SQLiteEngine.__init__ uses piccolo's
+        # run_sync, which would otherwise call asyncio.run() on this thread and
+        # unset the harness's event loop.
+        self.path = path
+        self.db = SQLiteEngine(path=str(path), factory=_pragma_connection(self.settings.pragma_statements()))
+        for t in (self.table, self.link):
+            if t is not None:
+                t._meta.db = self.db
+
+    async def close(self) -> None:
+        # Piccolo closes each connection when its transaction or query ends.
+        self.db = None
+
+    def _engine(self) -> SQLiteEngine:
+        assert self.db is not None, "open() first"
+        return self.db
+
+    def _write(self):
+        return self._engine().transaction(transaction_type=TransactionType.immediate)
+
+    def _read(self):
+        return self._engine().transaction()
+
+    async def pragmas(self) -> dict[str, str]:
+        """Read back from a connection Piccolo opens, exactly as it opens one for an op."""
+        async with self._read() as tx:
+            conn = tx.connection
+            return await conn._execute(_read_pragmas_plain, conn._conn)
+
+    def expected_settings(self) -> dict[str, str]:
+        if not self.settings.foreign_keys:
+            raise Unsupported("Piccolo runs PRAGMA foreign_keys = 1 before every query; it cannot run with them off")
+        return super().expected_settings()
+
+    def restore(self, template: Path) -> None:
+        conn = sqlite3.connect(**self._engine().connection_kwargs)
+        try:
+            backup_into(conn, template)
+        finally:
+            conn.close()
+
+    async def create_schema(self) -> None:
+        async with self._write():
+            await self.table.create_table()
+            if self.link is not None:
+                await self.link.create_table()
+
+    async def insert_links(self, links: Sequence[tuple[int, int]]) -> None:
+        assert self.link is not None
+        link = self.link
+        rows = [link(from_id=a, to_id=b) for a, b in links]
+        async with self._write():
+            for chunk in _chunks(rows, max(1, _variable_limit() // len(link._meta.columns))):
+                await link.insert(*chunk)
+
+    # -- objects ----------------------------------------------------------------
+    def build(self, rows: Sequence[Mapping[str, Any]]) -> list[Table]:
+        t = self.table
+        return [t(**r) for r in rows]
+
+    def _objects(self):
+        q = self.table.objects()
+        return q.output(load_json=True) if self.load_json else q
+
+    async def load_all(self) -> list[Table]:
+        async with self._read():
+            return await self._objects().order_by(self.table.id)
+
+    # -- operations -----------------------------------------------------------
+    async def insert_single(self, objs: list[Table]) -> None:
+        for obj in objs:
+            await obj.save()
+
+    async def insert_batch(self, objs: list[Table]) -> None:
+        async with self._write():
+            for obj in objs:
+                await obj.save()
+
+    async def insert_bulk(self, objs: list[Table]) -> None:
+        t = self.table
+        async with self._write():
+            for chunk in _chunks(objs, self._chunk):
+                await t.insert(*chunk)
+
+    async def filter_large(self, levels: Sequence[int]) -> list[Table]:
+        t, out = self.table, []
+        async with self._read():
+            for lv in levels:
+                out.extend(await self._objects().where(t.level == lv))
+        return out
+
+    async def filter_small(self, pages: Sequence[tuple[int, int]], limit: int) -> list[Table]:
+        t, out = self.table, []
+        async with self._read():
+            for lv, offset in pages:
+                out.extend(await self._objects().where(t.level == lv).order_by(t.id).offset(offset).limit(limit))
+        return out
+
+    async def get(self, ids: Sequence[int]) -> list[Table]:
+        t, out = self.table, []
+        async with self._read():
+            for i in ids:
+                out.append(await self._objects().get(t.id == i))
+        return out
+
+    async def filter_dicts(self, levels: Sequence[int]) -> list[dict[str, Any]]:
+        t, out = self.table, []
+        async with self._read():
+            for lv in levels:
+                q = t.select().where(t.level == lv)
+                out.extend(await (q.output(load_json=True) if self.load_json else q))
+        return out
+
+    async def update_whole(self, objs: list[Table], values: Sequence[Mapping[str, Any]]) -> None:
+        async with self._write():
+            for obj, new in zip(objs, values):
+                for k, v in new.items():
+                    setattr(obj, k, v)
+                await obj.save()
+
+    async def update_partial(self, objs: list[Table], levels: Sequence[int]) -> None:
+        columns = [self.table.level]
+        async with self._write():
+            for obj, lv in zip(objs, levels):
+                obj.level = lv
+                await obj.save(columns)
+
+    async def delete(self, objs: list[Table]) -> None:
+        async with self._write():
+            for obj in objs:
+                await obj.remove()
+
+    def describe(self) -> dict[str, Any]:
+        from piccolo.utils.encoding import ORJSON
+
+        return {
+            **super().describe(),
+            "connections": "one aiosqlite connection per transaction: one per op, one per object in A",
+            # piccolo encodes and decodes JSON with orjson when it is installed
+            "json_library": "orjson" if ORJSON else "json",
+        }
