@@ -50,6 +50,7 @@ BUILTIN_ARMS: tuple[ArmEntry, ...] = (
     ArmEntry("peewee", "bench_suites.peewee_arm:PeeweeArm", "peewee", ("peewee",), "peewee"),
     ArmEntry("sqlalchemy", "bench_suites.sqlalchemy_arm:SQLAlchemyArm", "SA ORM", ("sqlalchemy",), "sqlalchemy"),
     ArmEntry("piccolo", "bench_suites.piccolo_arm:PiccoloArm", "Piccolo", ("piccolo", "aiosqlite"), "piccolo"),
+    ArmEntry("ormar", "bench_suites.ormar_arm:OrmarArm", "ormar", ("ormar", "aiosqlite"), "ormar"),
     ArmEntry("objectbox", "bench_suites.objectbox_arm:ObjectBoxArm", "ObjectBox", ("objectbox",), "objectbox"),
     ArmEntry("objectbox_nocodegen", "bench_suites.objectbox_arm:ObjectBoxNoCodegenArm", "ObjectBox (no codegen)",
              ("objectbox",), "objectbox"),

@@ -9,6 +9,7 @@ small sizes, with a warm-up and two rounds (so restore is exercised too).
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 import tempfile
 import time
@@ -36,6 +37,15 @@ def main(argv: list[str] | None = None) -> int:
     letters = [x for x in a.ops.replace(",", "").upper()]
     work = Path(tempfile.mkdtemp(prefix="ormbench-selfcheck-"))
     settings = Settings(journal_mode=a.journal, synchronous=a.synchronous)
+    try:
+        failures = _check_all(a, letters, work, settings)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"{failures} failed")
+    return 1 if failures else 0
+
+
+def _check_all(a: argparse.Namespace, letters: list[str], work: Path, settings: Settings) -> int:
     failures = 0
     for model in a.models.split(","):
         for letter in letters:
@@ -59,8 +69,7 @@ def main(argv: list[str] | None = None) -> int:
                 ms = ", ".join(f"{r.seconds * 1000:.2f}" for r in rounds)
                 facts = {k: v for k, v in rounds[-1].facts.items() if k in ("commits", "bulk_ids_set", "connections")}
                 print(f"ok {label}: [{ms}] ms {facts} ({time.perf_counter() - t:.2f}s)")
-    print(f"{failures} failed")
-    return 1 if failures else 0
+    return failures
 
 
 if __name__ == "__main__":

@@ -1,0 +1,253 @@
+"""The ormar arm: async, pydantic-validated models on SQLAlchemy Core over aiosqlite.
+
+ormar 0.26 does not use the ``databases`` package: ``ormar.DatabaseConnection``
+wraps a SQLAlchemy ``AsyncEngine`` (``sqlite+aiosqlite``). Plain statements run on an
+AUTOCOMMIT view of the engine, ``database.transaction()`` checks out a connection,
+BEGINs and commits. The engine's pool is capped at one connection (pool_size=1,
+max_overflow=0), so the arm has exactly one sqlite3 connection, living in aiosqlite's
+worker thread; pragmas are applied on it by a ``connect`` listener, read back from it
+and ``restore`` runs the sqlite3 backup API into it, inside that thread.
+
+Model classes are built per ``open()`` (their ``OrmarConfig`` binds the
+``DatabaseConnection``, which binds the file), from ``contract.MODELS``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any, ForwardRef, Mapping, Sequence
+
+import ormar
+import sqlalchemy
+from sqlalchemy import event
+
+from pytest_ormbench.contract import WIDE_DEFAULTS, Field, ModelSpec
+from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, backup_into, read_pragmas
+
+
+def _variable_limit(conn: sqlite3.Connection) -> int:
+    """How many bound variables one statement may carry on this connection (32766 by default)."""
+    return conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+
+
+def _wide_column(f: Field) -> Any:
+    """The ormar field for one of Test 3's typed columns (defaults: sets 1, 3; else nullable)."""
+    opts: dict[str, Any] = (
+        {"default": WIDE_DEFAULTS[f.kind], "nullable": False} if f.has_default else {"nullable": True}
+    )
+    if f.kind == "float":
+        return ormar.Float(**opts)
+    if f.kind == "smallint":
+        return ormar.SmallInteger(**opts)
+    if f.kind == "int":
+        return ormar.Integer(**opts)
+    if f.kind == "bigint":
+        return ormar.BigInteger(**opts)
+    if f.kind == "char":
+        return ormar.String(max_length=255, **opts)
+    if f.kind == "text":
+        return ormar.Text(**opts)
+    if f.kind == "decimal":
+        return ormar.Decimal(max_digits=10, decimal_places=2, **opts)
+    if f.kind == "json":
+        return ormar.JSON(**opts)
+    raise ValueError(f.kind)
+
+
+def build_models(model: ModelSpec, database: ormar.DatabaseConnection) -> tuple[type, type | None, sqlalchemy.MetaData]:
+    """The ormar model class (and the through model for Test 2) on a fresh MetaData."""
+    metadata = sqlalchemy.MetaData()
+    table = f"journal_{model.name}"
+    ns: dict[str, Any] = {
+        "__module__": __name__,
+        "ormar_config": ormar.OrmarConfig(database=database, metadata=metadata, tablename=table),
+        "id": ormar.Integer(primary_key=True),
+        "timestamp": ormar.DateTime(),
+        "level": ormar.Integer(index=True),
+        "text": ormar.String(max_length=255, index=True),
+    }
+    link = None
+    if model.relations:
+        link = type("JournalLink", (ormar.Model,), {
+            "__module__": __name__,
+            "ormar_config": ormar.OrmarConfig(database=database, metadata=metadata, tablename=f"{table}_links"),
+            "id": ormar.Integer(primary_key=True),
+        })
+        # The relation attribute is named parent_id (column parent_id): ormar's values()
+        # drops an FK whose column name differs from its field name (name="parent_id").
+        ns["parent_id"] = ormar.ForeignKey(
+            ForwardRef("Journal"), nullable=True, related_name="children", ondelete="SET NULL", index=True,
+        )
+        # Directed self many-to-many: a.links_to.add(b) writes (from_id=a, to_id=b).
+        ns["links_to"] = ormar.ManyToMany(
+            ForwardRef("Journal"), through=link, related_name="links_from",
+            through_relation_name="from_id", through_reverse_relation_name="to_id",
+            through_relation_nullable=False, through_reverse_relation_nullable=False,
+        )
+    for f in model.wide_fields:
+        ns[f.name] = _wide_column(f)
+    cls = type("Journal", (ormar.Model,), ns)
+    if model.relations:
+        cls.update_forward_refs()
+        lt = link.ormar_config.table
+        # the same indexes the other arms have on the link table
+        sqlalchemy.Index(f"ix_{lt.name}_from_id", lt.c.from_id)
+        sqlalchemy.Index(f"ix_{lt.name}_to_id", lt.c.to_id)
+    return cls, link, metadata
+
+
+class OrmarArm(SqliteArm):
+    name = "ormar"
+    label = "ormar"
+    driver = "aiosqlite"
+    packages = ("ormar", "aiosqlite", "sqlalchemy", "pydantic")
+    is_async = True
+    bulk_sets_ids = False
+    unsupported: Mapping[str, str] = {}
+    deviations = {
+        "*": "engine pool capped at one connection (pool_size=1, max_overflow=0) so the arm has one "
+             "sqlite3 connection; ormar forces PRAGMA foreign_keys=ON on connect (the asked value)",
+        "insert_bulk": "bulk_create() renders one multi-row INSERT; split into chunks of "
+                       "(SQLite's variable limit, 32766 by default) // columns rows inside one database.transaction(); "
+                       "ids are not set on the objects",
+        "fk": "the self FK's relation attribute is named parent_id (column parent_id; reverse 'children'): "
+              "ormar 0.26's values()/values_list() silently drop an FK whose field name differs from its "
+              "column name, so 'parent' with name='parent_id' would lose the column in G and H",
+        "wide": "decimal: ormar.Decimal -> SQLAlchemy DECIMAL(10, 2) (NUMERIC affinity; SQLAlchemy binds "
+                "Decimal as float on SQLite); json: ormar.JSON -> SQLAlchemy JSON (TEXT); defaults of sets 1 "
+                "and 3 are Python-side ormar defaults (no SQL DEFAULT clause)",
+    }
+
+    database: ormar.DatabaseConnection | None = None
+
+    def tables(self) -> SqlTables:
+        t = f"journal_{self.model.name}"
+        if self.model.relations:
+            return SqlTables(t, f"{t}_links", "from_id", "to_id")
+        return SqlTables(t)
+
+    # -- connection -----------------------------------------------------------
+    async def open(self, path: Path) -> None:
+        self.path = path
+        self.database = ormar.DatabaseConnection(f"sqlite+aiosqlite:///{path}", pool_size=1, max_overflow=0)
+        self.Journal, self.Link, self.metadata = build_models(self.model, self.database)
+        await self.database.connect()
+        statements = self.settings.pragma_statements()
+
+        # registered after ormar's own listener (PRAGMA foreign_keys=ON), so these win
+        @event.listens_for(self.database.engine.sync_engine, "connect")
+        def _pragmas(dbapi_conn: Any, record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            for stmt in statements:
+                cur.execute(stmt)
+                cur.fetchall()
+            cur.close()
+
+        self._max_vars = await self._in_driver_thread(_variable_limit)
+        self._chunk = max(1, self._max_vars // len(self.Journal.ormar_config.table.columns))
+
+    async def close(self) -> None:
+        if self.database is not None:
+            await self.database.disconnect()
+            self.database = None
+
+    async def _in_driver_thread(self, fn: Any, *args: Any) -> Any:
+        """Run fn(live sqlite3 connection, *args) in aiosqlite's thread, on the pool's one connection."""
+        assert self.database is not None
+        async with self.database.connection() as conn:
+            raw = await conn.get_raw_connection()
+            aconn = raw.driver_connection  # aiosqlite.Connection
+            return await aconn._execute(fn, aconn._conn, *args)
+
+    async def pragmas(self) -> dict[str, str]:
+        return await self._in_driver_thread(read_pragmas)
+
+    async def restore(self, template: Path) -> None:
+        # no transaction is open between ops; ormar keeps no identity map
+        await self._in_driver_thread(backup_into, template)
+
+    async def create_schema(self) -> None:
+        assert self.database is not None
+        async with self.database.engine.begin() as conn:
+            await conn.run_sync(self.metadata.create_all)
+
+    async def insert_links(self, links: Sequence[tuple[int, int]]) -> None:
+        assert self.database is not None
+        objs = [self.Link(from_id=a, to_id=b) for a, b in links]
+        chunk = self._max_vars // len(self.Link.ormar_config.table.columns)
+        async with self.database.transaction():
+            for i in range(0, len(objs), chunk):
+                await self.Link.objects.bulk_create(objs[i : i + chunk])
+
+    # -- objects ----------------------------------------------------------------
+    def build(self, rows: Sequence[Mapping[str, Any]]) -> list[Any]:
+        J = self.Journal
+        return [J(**r) for r in rows]
+
+    async def load_all(self) -> list[Any]:
+        return await self.Journal.objects.order_by("id").all()
+
+    # -- operations -------------------------------------------------------------
+    async def insert_single(self, objs: list[Any]) -> None:
+        db = self.database
+        for obj in objs:
+            async with db.transaction():
+                await obj.save()
+
+    async def insert_batch(self, objs: list[Any]) -> None:
+        async with self.database.transaction():
+            for obj in objs:
+                await obj.save()
+
+    async def insert_bulk(self, objs: list[Any]) -> None:
+        qs, n = self.Journal.objects, self._chunk
+        async with self.database.transaction():
+            for i in range(0, len(objs), n):
+                await qs.bulk_create(objs[i : i + n])
+
+    async def filter_large(self, levels: Sequence[int]) -> list[Any]:
+        J, out = self.Journal, []
+        for lv in levels:
+            out.extend(await J.objects.filter(level=lv).all())
+        return out
+
+    async def filter_small(self, pages: Sequence[tuple[int, int]], limit: int) -> list[Any]:
+        J, out = self.Journal, []
+        for lv, offset in pages:
+            out.extend(await J.objects.filter(level=lv).order_by("id").offset(offset).limit(limit).all())
+        return out
+
+    async def get(self, ids: Sequence[int]) -> list[Any]:
+        J = self.Journal
+        return [await J.objects.get(id=i) for i in ids]
+
+    async def filter_dicts(self, levels: Sequence[int]) -> list[dict[str, Any]]:
+        J, out = self.Journal, []
+        for lv in levels:
+            out.extend(await J.objects.filter(level=lv).values())
+        return out
+
+    async def filter_tuples(self, levels: Sequence[int]) -> list[tuple]:
+        J, out = self.Journal, []
+        for lv in levels:
+            out.extend(await J.objects.filter(level=lv).values_list())
+        return out
+
+    async def update_whole(self, objs: list[Any], values: Sequence[Mapping[str, Any]]) -> None:
+        async with self.database.transaction():
+            for obj, new in zip(objs, values):
+                for k, v in new.items():
+                    setattr(obj, k, v)
+                await obj.update()
+
+    async def update_partial(self, objs: list[Any], levels: Sequence[int]) -> None:
+        async with self.database.transaction():
+            for obj, lv in zip(objs, levels):
+                obj.level = lv
+                await obj.update(_columns=["level"])
+
+    async def delete(self, objs: list[Any]) -> None:
+        async with self.database.transaction():
+            for obj in objs:
+                await obj.delete()
