@@ -7,6 +7,7 @@ verified in ``extra_info``.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -21,6 +22,14 @@ from .registry import ArmEntry
 from .runner import Cell
 from .stats import median, rows_per_second
 from .worker import Worker, WorkerCrashed, child_env
+
+
+def _loadavg() -> float | None:
+    """The machine's 1-minute load when the cell ended: a busy machine makes figures unreliable."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
 
 
 @dataclass(frozen=True)
@@ -175,6 +184,7 @@ class OrmbenchSession:
             "unsupported": info.get("unsupported", {}),
             "arm_info": info.get("arm_info", {}),
             "worker_pids": pids,
+            "loadavg_1min": _loadavg(),
         }
         extra_facts = {k: v for k, v in facts.items()
                        if k not in ("pragmas", "connections", "commits", "bulk_ids_set", "memory_peak_bytes")}

@@ -49,6 +49,8 @@ BUILTIN_ARMS: tuple[ArmEntry, ...] = (
     ArmEntry("django", "bench_suites.django_arm:DjangoArm", "Django", ("django",), "django"),
     ArmEntry("peewee", "bench_suites.peewee_arm:PeeweeArm", "peewee", ("peewee",), "peewee"),
     ArmEntry("sqlalchemy", "bench_suites.sqlalchemy_arm:SQLAlchemyArm", "SA ORM", ("sqlalchemy",), "sqlalchemy"),
+    ArmEntry("tortoise", "bench_suites.tortoise_arm:TortoiseArm", "Tortoise ORM", ("tortoise", "aiosqlite"),
+             "tortoise"),
     ArmEntry("piccolo", "bench_suites.piccolo_arm:PiccoloArm", "Piccolo", ("piccolo", "aiosqlite"), "piccolo"),
     ArmEntry("ormar", "bench_suites.ormar_arm:OrmarArm", "ormar", ("ormar", "aiosqlite"), "ormar"),
     ArmEntry("objectbox", "bench_suites.objectbox_arm:ObjectBoxArm", "ObjectBox", ("objectbox",), "objectbox"),

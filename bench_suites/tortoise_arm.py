@@ -1,0 +1,312 @@
+"""The Tortoise ORM arm (async, aiosqlite).
+
+Tortoise keeps its state (apps, connections) in a ``TortoiseContext`` held in a
+context variable. The harness drives each coroutine with
+``loop.run_until_complete``, which runs it in a task holding a *copy* of the
+caller's context, so a context entered inside a coroutine would be lost when it
+returns. ``open()`` therefore enters a fresh ``TortoiseContext`` synchronously
+(in the harness's own context, which every later task copies) and returns the
+coroutine that calls ``Tortoise.init`` on the process's one event loop.
+
+Tortoise's SQLite client runs ``PRAGMA journal_mode=WAL`` and
+``PRAGMA journal_size_limit=16384`` on connect unless the connection
+credentials say otherwise; the credentials here pass the harness's settings
+(and SQLite's default journal_size_limit of -1), and ``pragmas()`` reads them
+back from the live aiosqlite connection.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from tortoise import Tortoise, fields
+from tortoise.context import TortoiseContext
+from tortoise.models import Model
+from tortoise.transactions import in_transaction
+
+from pytest_ormbench.contract import (
+    DECIMAL_DIGITS,
+    DECIMAL_PLACES,
+    MODELS,
+    TEXT_MAX,
+    Field,
+    ModelSpec,
+    Settings,
+)
+from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, backup_into, read_pragmas
+
+APP = "models"
+CONNECTION = "default"
+#: the link table's columns: ``links`` goes from LINK_FROM to LINK_TO
+LINK_FROM, LINK_TO = "from_id", "to_id"
+
+# --------------------------------------------------------------------------
+# Models: one Tortoise model per canonical model, built from contract.MODELS
+# --------------------------------------------------------------------------
+
+_FIELD_TYPES = {
+    "datetime": lambda **kw: fields.DatetimeField(**kw),
+    "int": lambda **kw: fields.IntField(**kw),
+    "str": lambda **kw: fields.CharField(max_length=TEXT_MAX, **kw),
+    "float": lambda **kw: fields.FloatField(**kw),
+    "smallint": lambda **kw: fields.SmallIntField(**kw),
+    "bigint": lambda **kw: fields.BigIntField(**kw),
+    "char": lambda **kw: fields.CharField(max_length=TEXT_MAX, **kw),
+    "text": lambda **kw: fields.TextField(**kw),
+    "decimal": lambda **kw: fields.DecimalField(max_digits=DECIMAL_DIGITS, decimal_places=DECIMAL_PLACES, **kw),
+    "json": lambda **kw: fields.JSONField(**kw),
+}
+
+
+def _class_name(spec: ModelSpec) -> str:
+    return f"Journal{spec.name.capitalize()}"
+
+
+def _table(spec: ModelSpec) -> str:
+    return f"journal_{spec.name}"
+
+
+def _link_table(spec: ModelSpec) -> str:
+    return f"{_table(spec)}_links"
+
+
+def _tortoise_field(spec: ModelSpec, f: Field) -> Any:
+    if f.kind == "id":
+        return fields.IntField(primary_key=True)
+    if f.kind == "fk":
+        # attribute ``parent``, column and attribute ``parent_id``
+        return fields.ForeignKeyField(
+            f"{APP}.{_class_name(spec)}", related_name="children", null=True,
+            on_delete=fields.SET_NULL, db_index=True,
+        )
+    kw: dict[str, Any] = {}
+    if f.nullable:
+        kw["null"] = True
+    if f.has_default:
+        kw["default"] = f.default  # Tortoise deep-copies non-scalar defaults per object
+    if f.indexed:
+        kw["db_index"] = True
+    return _FIELD_TYPES[f.kind](**kw)
+
+
+def _build_model(spec: ModelSpec) -> type[Model]:
+    attrs: dict[str, Any] = {"__module__": __name__}
+    for f in spec.fields:
+        name = "parent" if f.kind == "fk" else f.name
+        attrs[name] = _tortoise_field(spec, f)
+    if spec.relations:
+        # directed self many-to-many: ``links`` forward (from_id -> to_id),
+        # ``linked_from`` the reverse side
+        attrs["links"] = fields.ManyToManyField(
+            f"{APP}.{_class_name(spec)}", related_name="linked_from", through=_link_table(spec),
+            backward_key=LINK_FROM, forward_key=LINK_TO,
+        )
+    attrs["Meta"] = type("Meta", (), {"table": _table(spec), "app": APP})
+    return type(Model)(_class_name(spec), (Model,), attrs)
+
+
+#: model name -> its Tortoise model class
+MODEL_CLASSES: dict[str, type[Model]] = {name: _build_model(spec) for name, spec in MODELS.items()}
+
+
+def _models_module(spec: ModelSpec) -> str:
+    """The name of a module holding only this model, so that each arm registers
+    (and creates the tables of) one model. Tortoise's config takes module names."""
+    name = f"{__name__}_models_{spec.name}"
+    if name not in sys.modules:
+        mod = types.ModuleType(name)
+        mod.__models__ = [MODEL_CLASSES[spec.name]]  # type: ignore[attr-defined]
+        sys.modules[name] = mod
+    return name
+
+
+# --------------------------------------------------------------------------
+# The arm
+# --------------------------------------------------------------------------
+
+
+class TortoiseArm(SqliteArm):
+    name = "tortoise"
+    label = "Tortoise ORM"
+    driver = "aiosqlite"
+    packages = ("tortoise-orm", "aiosqlite")
+    is_async = True
+    bulk_sets_ids = False  # bulk_create runs executemany: objects keep pk None
+    deviations = {
+        "*": "Tortoise's schema declares id INTEGER PRIMARY KEY AUTOINCREMENT, so every insert also "
+             "updates sqlite_sequence (the control arm: plain INTEGER PRIMARY KEY); column defaults "
+             "are Python-side (applied when objects are built, untimed), not SQL DEFAULTs",
+        "wide": "DecimalField is stored as VARCHAR(40) text on SQLite (Tortoise's SQLite column type for "
+                "decimals; the control arm declares DECIMAL(10, 2)); JSONField as JSON text",
+        "fk": "the link table is Tortoise's generated through table: no id column, a UNIQUE(from_id, to_id) "
+              "index kept up on every link write; Tortoise creates no index on to_id, the arm adds one "
+              "(as the control arm has) so that ON DELETE CASCADE does not scan the link table per deleted row",
+        "insert_bulk": "bulk_create() does not set ids on the objects (executemany, no RETURNING)",
+    }
+
+    #: add an index on the link table's to_id (see create_schema)
+    index_link_to: bool = True
+
+    _ctx: TortoiseContext | None = None
+
+    def __init__(self, model: ModelSpec, settings: Settings) -> None:
+        super().__init__(model, settings)
+        self.cls = MODEL_CLASSES[model.name]
+        self.names = model.field_names
+        self.client: Any = None
+
+    def tables(self) -> SqlTables:
+        if self.model.relations:
+            return SqlTables(_table(self.model), _link_table(self.model), LINK_FROM, LINK_TO)
+        return SqlTables(_table(self.model))
+
+    # -- connection -----------------------------------------------------------
+    def _credentials(self, path: Path) -> dict[str, Any]:
+        s = self.settings
+        return {
+            "file_path": str(path),
+            # Tortoise defaults these to WAL and 16384; -1 is SQLite's own default
+            "journal_mode": s.journal_mode.upper(),
+            "journal_size_limit": -1,
+            "synchronous": s.synchronous.upper(),
+            "foreign_keys": "ON" if s.foreign_keys else "OFF",
+        }
+
+    def open(self, path: Path) -> Any:
+        self.path = path
+        # Entered here, synchronously, so that every task the harness's loop
+        # runs later (each a copy of this context) sees the Tortoise state.
+        self._ctx = TortoiseContext()
+        self._ctx.__enter__()
+        return self._open(path)
+
+    async def _open(self, path: Path) -> None:
+        config = {
+            "connections": {CONNECTION: {"engine": "tortoise.backends.sqlite",
+                                         "credentials": self._credentials(path)}},
+            "apps": {APP: {"models": [_models_module(self.model)], "default_connection": CONNECTION}},
+            # the canonical timestamps are naive; use_tz=True would warn and convert on every write
+            "use_tz": False,
+        }
+        await Tortoise.init(config=config)
+        self.client = Tortoise.get_connection(CONNECTION)
+        await self.client.create_connection(with_db=True)  # connect now: pragmas applied, one handle
+
+    def close(self) -> Any:
+        ctx, self._ctx = self._ctx, None
+        if ctx is None:
+            return None
+        ctx.__exit__(None, None, None)
+        self.client = None
+        return ctx.close_connections()
+
+    def _aio(self) -> Any:
+        conn = self.client._connection  # the live aiosqlite.Connection
+        assert conn is not None, "open() first"
+        return conn
+
+    async def pragmas(self) -> dict[str, str]:
+        conn = self._aio()
+        # run in aiosqlite's worker thread, which owns the sqlite3 connection
+        return await conn._execute(read_pragmas, conn._conn)
+
+    async def create_schema(self) -> None:
+        await Tortoise.generate_schemas(safe=False)
+        if self.model.relations and self.index_link_to:
+            # Tortoise indexes the through table only by UNIQUE(from_id, to_id);
+            # without an index on to_id, ON DELETE CASCADE scans the whole link
+            # table for every deleted row. The control arm indexes both columns.
+            link = _link_table(self.model)
+            await self.client.execute_script(f'CREATE INDEX "idx_{link}_to" ON "{link}" ("{LINK_TO}")')
+
+    async def restore(self, template: Path) -> None:
+        # No transaction is open between ops and Tortoise keeps no identity map:
+        # overwrite the pages in place, in aiosqlite's thread, keeping the
+        # connection (and Tortoise's compiled queries) warm.
+        conn = self._aio()
+        await conn._execute(backup_into, conn._conn, template)
+
+    async def insert_links(self, links: Sequence[tuple[int, int]]) -> None:
+        # Untimed. ``obj.links.add()`` costs a SELECT and an INSERT per source
+        # object (minutes for the large states over aiosqlite), so the pairs go
+        # into the relation's own through table and key columns in one
+        # executemany; tests/test_arm_tortoise.py checks that ``links.add()``
+        # writes the same (from_id, to_id) rows.
+        m2m = self.cls._meta.fields_map["links"]
+        sql = (f'INSERT INTO "{m2m.through}" ("{m2m.backward_key}", "{m2m.forward_key}") '
+               f"VALUES (?, ?)")
+        async with in_transaction() as conn:
+            await conn.execute_many(sql, [[a, b] for a, b in links])
+
+    # -- objects ----------------------------------------------------------------
+    def build(self, rows: Sequence[Mapping[str, Any]]) -> list[Model]:
+        cls = self.cls
+        return [cls(**r) for r in rows]
+
+    async def load_all(self) -> list[Model]:
+        return await self.cls.all().order_by("id")
+
+    # -- operations -----------------------------------------------------------
+    async def insert_single(self, objs: list[Model]) -> None:
+        for obj in objs:
+            async with in_transaction():
+                await obj.save()
+
+    async def insert_batch(self, objs: list[Model]) -> None:
+        async with in_transaction():
+            for obj in objs:
+                await obj.save()
+
+    async def insert_bulk(self, objs: list[Model]) -> None:
+        # executemany: no variable limit, so no batch_size needed
+        async with in_transaction():
+            await self.cls.bulk_create(objs)
+
+    async def filter_large(self, levels: Sequence[int]) -> list[Model]:
+        cls, out = self.cls, []
+        for lv in levels:
+            out.extend(await cls.filter(level=lv))
+        return out
+
+    async def filter_small(self, pages: Sequence[tuple[int, int]], limit: int) -> list[Model]:
+        cls, out = self.cls, []
+        for lv, offset in pages:
+            out.extend(await cls.filter(level=lv).order_by("id").offset(offset).limit(limit))
+        return out
+
+    async def get(self, ids: Sequence[int]) -> list[Model]:
+        cls = self.cls
+        return [await cls.get(id=i) for i in ids]
+
+    async def filter_dicts(self, levels: Sequence[int]) -> list[dict[str, Any]]:
+        cls, names, out = self.cls, self.names, []
+        for lv in levels:
+            out.extend(await cls.filter(level=lv).values(*names))
+        return out
+
+    async def filter_tuples(self, levels: Sequence[int]) -> list[tuple]:
+        cls, names, out = self.cls, self.names, []
+        for lv in levels:
+            out.extend(await cls.filter(level=lv).values_list(*names))
+        return out
+
+    async def update_whole(self, objs: list[Model], values: Sequence[Mapping[str, Any]]) -> None:
+        async with in_transaction():
+            for obj, new in zip(objs, values):
+                for k, v in new.items():
+                    setattr(obj, k, v)
+                await obj.save()
+
+    async def update_partial(self, objs: list[Model], levels: Sequence[int]) -> None:
+        async with in_transaction():
+            for obj, lv in zip(objs, levels):
+                obj.level = lv
+                await obj.save(update_fields=["level"])
+
+    async def delete(self, objs: list[Model]) -> None:
+        async with in_transaction():
+            for obj in objs:
+                await obj.delete()
