@@ -1,4 +1,5 @@
-"""The ObjectBox arms at tiny sizes: selfcheck, commit counts, settings, and the binding's behaviours they rely on."""
+"""The ObjectBox arms: settings, marshalling, where the model lives, exact restore, and the binding's
+behaviours they rely on (the whole matrix is verified by the smoke run and tests/test_arms.py)."""
 
 from __future__ import annotations
 
@@ -11,30 +12,10 @@ pytest.importorskip("objectbox")
 
 from bench_suites import objectbox_arm  # noqa: E402
 from bench_suites.objectbox_arm import ObjectBoxArm, ObjectBoxNoCodegenArm, committed_txns  # noqa: E402
-from pytest_ormbench import runner, selfcheck  # noqa: E402
+from pytest_ormbench import runner  # noqa: E402
 from pytest_ormbench.contract import MODELS, Settings, Unsupported  # noqa: E402
 from pytest_ormbench.plan import State  # noqa: E402
 
-ARMS = {
-    "objectbox": "bench_suites.objectbox_arm:ObjectBoxArm",
-    "objectbox_nocodegen": "bench_suites.objectbox_arm:ObjectBoxNoCodegenArm",
-}
-TINY = ["--iterations", "5", "--batch", "50"]
-
-
-@pytest.mark.parametrize("arm, extra", [("objectbox", []), ("objectbox_nocodegen", ["--tables", "default"])])
-def test_selfcheck_passes_with_commit_counts(arm: str, extra: list[str],
-                                             capsys: pytest.CaptureFixture) -> None:
-    assert selfcheck.main([arm, "--register", ARMS[arm], *TINY, *extra]) == 0
-    out = capsys.readouterr().out
-    assert "0 failed" in out
-    assert "'commits': 1" in out and "'commits': 5" in out  # B/C/I/J/K one commit; A one per object
-    assert "UNSUPPORTED objectbox" in out and "no projection API" in out  # G and H
-
-
-def test_selfcheck_with_wal_setting() -> None:
-    assert selfcheck.main(["objectbox", "--register", ARMS["objectbox"], *TINY, "--journal", "wal",
-                           "--models", "fk", "--ops", "AK"]) == 0
 
 
 def test_weaker_durability_is_refused(tmp_path: Path) -> None:

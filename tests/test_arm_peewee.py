@@ -25,14 +25,6 @@ def _run(args: list[str]) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=1800)
 
 
-@pytest.mark.parametrize("journal", ["delete", "wal"])
-def test_peewee_arm_selfcheck(journal: str) -> None:
-    proc = _run(["-m", "pytest_ormbench.selfcheck", "peewee", "--register", TARGET,
-                 "--iterations", "5", "--batch", "50", "--journal", journal])
-    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-    assert proc.stdout.rstrip().endswith("0 failed")
-
-
 RELATIONS = textwrap.dedent(
     """
     import datetime as dt, sys

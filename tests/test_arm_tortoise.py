@@ -1,4 +1,4 @@
-"""The Tortoise ORM arm at tiny sizes: selfcheck (every model x op x table, verified), its
+"""The Tortoise ORM arm: its
 Test 2 relations, the pragmas it undoes, and re-opening on another path after close()."""
 
 from __future__ import annotations
@@ -12,24 +12,9 @@ import pytest
 pytest.importorskip("tortoise")
 pytest.importorskip("aiosqlite")
 
-from pytest_ormbench import selfcheck  # noqa: E402
 from pytest_ormbench.contract import MODELS, Settings  # noqa: E402
 from pytest_ormbench.runner import drive  # noqa: E402
 
-TARGET = "bench_suites.tortoise_arm:TortoiseArm"
-TINY = ["--iterations", "5", "--batch", "50"]
-
-
-def test_selfcheck_passes_with_commit_counts(capsys: pytest.CaptureFixture) -> None:
-    assert selfcheck.main(["tortoise", "--register", TARGET, *TINY]) == 0
-    out = capsys.readouterr().out
-    assert "0 failed" in out
-    assert "'commits': 1" in out and "'commits': 5" in out  # B/C/I/J/K one commit; A one per object
-    assert "'bulk_ids_set': False" in out
-
-
-def test_selfcheck_with_wal_setting() -> None:
-    assert selfcheck.main(["tortoise", "--register", TARGET, *TINY, "--journal", "wal"]) == 0
 
 
 def _rows(n: int) -> list[dict]:
