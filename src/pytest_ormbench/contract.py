@@ -274,9 +274,11 @@ class Arm(abc.ABC):
     def populate(self, rows: Sequence[Row], links: Sequence[tuple[int, int]]) -> Any:
         """Write a starting state (rows carry explicit ids). Untimed.
 
-        The default inserts ``build(rows)`` with ``insert_bulk`` then the links.
+        The default inserts ``build(rows)`` with ``insert_bulk`` (``insert_batch`` where
+        bulk insert is unsupported), then the links.
         """
-        result = self.insert_bulk(self.build(rows))
+        insert = self.insert_batch if "insert_bulk" in self.unsupported else self.insert_bulk
+        result = insert(self.build(rows))
         if asyncio.iscoroutine(result):
             return _chain(result, self.insert_links(links) if links else None)
         if links:

@@ -49,6 +49,7 @@ BUILTIN_ARMS: tuple[ArmEntry, ...] = (
     ArmEntry("django", "bench_suites.django_arm:DjangoArm", "Django", ("django",), "django"),
     ArmEntry("peewee", "bench_suites.peewee_arm:PeeweeArm", "peewee", ("peewee",), "peewee"),
     ArmEntry("sqlalchemy", "bench_suites.sqlalchemy_arm:SQLAlchemyArm", "SA ORM", ("sqlalchemy",), "sqlalchemy"),
+    ArmEntry("sqlobject", "bench_suites.sqlobject_arm:SQLObjectArm", "SQLObject", ("sqlobject",), "sqlobject"),
     ArmEntry("tortoise", "bench_suites.tortoise_arm:TortoiseArm", "Tortoise ORM", ("tortoise", "aiosqlite"),
              "tortoise"),
     ArmEntry("piccolo", "bench_suites.piccolo_arm:PiccoloArm", "Piccolo", ("piccolo", "aiosqlite"), "piccolo"),

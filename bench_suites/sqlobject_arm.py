@@ -1,0 +1,392 @@
+"""The SQLObject arm (sync, sqlite3).
+
+SQLObject is an active-record ORM: creating an object INSERTs its row (and
+reads it back), assigning an attribute UPDATEs its column. So ``build()`` can
+only prepare the field values (kwargs dicts) and the timed insert creates the
+objects; updates use ``obj.set(...)`` / attribute assignment, deletes
+``destroySelf()``.
+
+Connection: one :class:`SQLiteConnection` per arm, bound to the model classes
+through a :class:`ConnectionHub` (``_connection = hub``, as SQLObject documents
+it). SQLObject keeps one sqlite3 connection per thread; :class:`_OneConnection`
+applies the requested pragmas to it when SQLObject opens it and refuses to open
+a second one, so a hidden second connection fails loudly instead of skewing
+results. Transactions are ``hub.doInTransaction(func)``.
+
+Cache: SQLObject's per-connection object cache is left on (its default, how
+users run it). It is emptied on every restore, so no round reads objects that an
+earlier round fetched; within one round an object already fetched is reused
+(see ``deviations``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from sqlobject import (
+    BigIntCol,
+    DatabaseIndex,
+    DateTimeCol,
+    DecimalCol,
+    FloatCol,
+    ForeignKey,
+    IntCol,
+    JSONCol,
+    MultipleJoin,
+    SmallIntCol,
+    SQLObject,
+    SQLRelatedJoin,
+    StringCol,
+)
+from sqlobject.dbconnection import ConnectionHub
+from sqlobject.sqlbuilder import Select
+from sqlobject.sqlite.sqliteconnection import SQLiteConnection
+
+from pytest_ormbench.contract import (
+    DECIMAL_DIGITS,
+    DECIMAL_PLACES,
+    TEXT_MAX,
+    WIDE_DEFAULTS,
+    Field,
+    ModelSpec,
+)
+from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, apply_pragmas
+
+_REGISTRY = "ormbench_sqlobject"
+
+
+# --------------------------------------------------------------------------
+# Models: one set of classes per canonical model, built once per process
+# --------------------------------------------------------------------------
+
+
+class _Models:
+    """The SQLObject classes of one canonical model and the hub they use."""
+
+    def __init__(self, model: ModelSpec) -> None:
+        self.hub = ConnectionHub()
+        self.table = f"journal_{model.name}"
+        self.link_table = f"{self.table}_links" if model.relations else None
+        cls_name = "Journal" + model.name.capitalize()
+        attrs: dict[str, Any] = {
+            "_connection": self.hub,
+            "sqlmeta": type("sqlmeta", (), {"table": self.table, "idName": "id", "registry": _REGISTRY}),
+            "timestamp": DateTimeCol(dbName="timestamp", notNone=True),
+            "level": IntCol(dbName="level", notNone=True),
+            "text": StringCol(dbName="text", length=TEXT_MAX, notNone=True),
+            "level_index": DatabaseIndex("level"),
+            "text_index": DatabaseIndex("text"),
+        }
+        if model.relations:
+            # Self FK: nullable, indexed, ON DELETE SET NULL (SQLObject also
+            # nulls the children itself in destroySelf, cascade='null').
+            attrs["parent"] = ForeignKey(cls_name, dbName="parent_id", default=None, cascade="null")
+            attrs["parent_index"] = DatabaseIndex("parent")
+            attrs["children"] = MultipleJoin(cls_name, joinColumn="parent_id")
+            # Directed M2M through our own intermediate table (SQLObject FAQ:
+            # "How can I define my own intermediate table"), so that the link
+            # table has an id and indexes on both columns like the other arms'.
+            attrs["links"] = SQLRelatedJoin(
+                cls_name, intermediateTable=self.link_table, joinColumn="from_id",
+                otherColumn="to_id", createRelatedTable=False, addRemoveName="Link",
+            )
+        for f in model.wide_fields:
+            attrs[f.name] = _wide_col(f)
+        self.journal: type[SQLObject] = type(cls_name, (SQLObject,), attrs)
+        self.link: type[SQLObject] | None = None
+        if model.relations:
+            self.link = type(cls_name + "Link", (SQLObject,), {
+                "_connection": self.hub,
+                "sqlmeta": type("sqlmeta", (), {"table": self.link_table, "idName": "id", "registry": _REGISTRY}),
+                "source": ForeignKey(cls_name, dbName="from_id", notNone=True),
+                "target": ForeignKey(cls_name, dbName="to_id", notNone=True),
+                "source_index": DatabaseIndex("source"),
+                "target_index": DatabaseIndex("target"),
+            })
+        # canonical field name -> SQLObject attribute name
+        self.attr = {name: ("parentID" if name == "parent_id" else name) for name in model.field_names}
+        q = self.journal.q
+        self.q_columns = [getattr(q, self.attr[n]) for n in model.field_names]
+
+
+_WIDE_COLS = {
+    "float": lambda **kw: FloatCol(**kw),
+    "smallint": lambda **kw: SmallIntCol(**kw),
+    "int": lambda **kw: IntCol(**kw),
+    "bigint": lambda **kw: BigIntCol(**kw),
+    "char": lambda **kw: StringCol(length=TEXT_MAX, **kw),
+    "text": lambda **kw: StringCol(**kw),
+    "decimal": lambda **kw: DecimalCol(size=DECIMAL_DIGITS, precision=DECIMAL_PLACES, **kw),
+    "json": lambda **kw: JSONCol(**kw),
+}
+
+
+def _wide_col(f: Field) -> Any:
+    if f.has_default:
+        return _WIDE_COLS[f.kind](dbName=f.name, notNone=True, default=WIDE_DEFAULTS[f.kind])
+    return _WIDE_COLS[f.kind](dbName=f.name, default=None)
+
+
+_MODELS: dict[str, _Models] = {}
+
+
+def _models(model: ModelSpec) -> _Models:
+    if model.name not in _MODELS:
+        _MODELS[model.name] = _Models(model)
+    return _MODELS[model.name]
+
+
+# --------------------------------------------------------------------------
+# Connection
+# --------------------------------------------------------------------------
+
+
+class _OneConnection(SQLiteConnection):
+    """SQLObject's SQLite connection, held to one sqlite3 connection with our pragmas.
+
+    SQLObject opens sqlite3 connections lazily (one per thread, kept in its
+    thread pool). This opens the one we allow, applies the pragmas on it, keeps
+    it for pragma read-back and restore, and refuses to open another.
+    """
+
+    def __init__(self, filename: str, pragma_statements: Sequence[str], **kw: Any) -> None:
+        self._pragma_statements = list(pragma_statements)
+        self.raw: sqlite3.Connection | None = None
+        super().__init__(filename, **kw)
+
+    def makeConnection(self) -> sqlite3.Connection:
+        if self.raw is not None:
+            raise RuntimeError("SQLObject tried to open a second sqlite3 connection; the arm allows one")
+        conn = super().makeConnection()
+        apply_pragmas(conn, self._pragma_statements)
+        self.raw = conn
+        return conn
+
+
+# --------------------------------------------------------------------------
+# The arm
+# --------------------------------------------------------------------------
+
+
+class SQLObjectArm(SqliteArm):
+    name = "sqlobject"
+    label = "SQLObject"
+    driver = "sqlite3"
+    packages = ("SQLObject",)
+    bulk_sets_ids = False
+    unsupported = {
+        "insert_bulk": "SQLObject has no bulk insert: objects are inserted one by one as they are created",
+        "filter_dicts": "SQLObject has no API that returns rows as dicts (select() yields objects; "
+                        "sqlbuilder Select + connection.queryAll yields DB-API tuples)",
+    }
+    deviations = {
+        "insert_single": "SQLObject INSERTs the row when the object is created, so build() prepares only "
+                         "the field values (kwargs dicts) and the timed op creates the objects; each "
+                         "creation is an INSERT followed by a SELECT of the new row (SQLObject reads it back)",
+        "insert_batch": "as insert_single: the timed op creates the objects from prepared field values "
+                        "(INSERT + SELECT of the new row per object), all in one transaction",
+        "get": "SQLObject's per-connection object cache is on (its default); it is emptied on every "
+               "restore, so no round is served by objects an earlier round fetched, but within one round "
+               "a repeated id is returned from the cache without a SELECT (the ids are random with "
+               "repeats: about a quarter of them on the ~300-row table, almost none on the large one; "
+               "recorded per round as get_selects / get_cache_hits). Measured (CPU time): the cache's "
+               "bookkeeping costs about what the skipped SELECTs save, so Get is no faster with it "
+               "than with cache=False",
+        "filter_large": "SQLObject's object cache (on, emptied on restore) reuses the objects of rows "
+                        "already fetched in the same round and refreshes their values from the new rows; "
+                        "every row is still read from the database. The cache's culling makes this slower, "
+                        "not faster: measured ~2x slower than cache=False on the large table",
+        "filter_tuples": "SQLObject's mid-level API (sqlbuilder Select + connection.queryAll) returns the "
+                         "driver's tuples: values are not converted by the column types (timestamps as "
+                         "text, decimals as float, JSON as text)",
+        "update_whole": "SQLObject has no whole-object save (each change is written when made); "
+                        "obj.set(**new_values) writes the given columns (level, text) in one UPDATE per object",
+        "delete": "destroySelf() does the cascades in Python: deletes the object's M2M links (two "
+                  "DELETEs), SELECTs its children and UPDATEs each one's parent to NULL, then DELETEs the "
+                  "row (Test 2); on the other models one DELETE per object",
+        "wide": "DecimalCol is DECIMAL(10, 2), NUMERIC affinity: SQLite stores the value as REAL and "
+                "SQLObject reads it back through str(float); JSONCol is TEXT; defaults are Python-side "
+                "(written in the INSERT), not DDL DEFAULTs",
+        "*": "SQLObject renders values into the SQL text (no bound parameters), so every statement "
+             "with new values is new SQL to SQLite",
+    }
+
+    so_conn: _OneConnection | None = None
+    _gets: int | None = None
+
+    def __init__(self, model: ModelSpec, settings: Any) -> None:
+        super().__init__(model, settings)
+        self.m = _models(model)
+        self.Journal = self.m.journal
+
+    # -- connection -----------------------------------------------------------
+    def open(self, path: Path) -> None:
+        hub = self.m.hub
+        if getattr(hub, "processConnection", None) is not None:
+            raise RuntimeError(f"another SQLObject arm for {self.model.name!r} is still open in this process")
+        self.path = path
+        self.so_conn = _OneConnection(str(path), self.settings.pragma_statements())
+        hub.processConnection = self.so_conn
+        self.raw_connection()  # open it now, so pragmas are in force before anything else
+
+    def close(self) -> None:
+        if self.so_conn is None:
+            return
+        raw = self.so_conn.raw
+        self.so_conn.close()
+        if raw is not None:
+            raw.close()
+        self.so_conn.raw = None
+        self.so_conn.cache.clear()
+        self.m.hub.processConnection = None
+        self.so_conn = None
+
+    def raw_connection(self) -> sqlite3.Connection:
+        assert self.so_conn is not None, "open() first"
+        if self.so_conn.raw is None:
+            # SQLObject's own way to the DB-API connection; it goes back to
+            # SQLObject's per-thread pool and stays the one connection.
+            self.so_conn.releaseConnection(self.so_conn.getConnection(), explicit=True)
+        assert self.so_conn.raw is not None
+        return self.so_conn.raw
+
+    def tables(self) -> SqlTables:
+        if self.model.relations:
+            return SqlTables(self.m.table, self.m.link_table, "from_id", "to_id")
+        return SqlTables(self.m.table)
+
+    def create_schema(self) -> None:
+        self.Journal.createTable()
+        if self.m.link is not None:
+            self.m.link.createTable()
+
+    def before_restore(self) -> None:
+        assert self.so_conn is not None
+        raw = self.raw_connection()
+        if raw.in_transaction:
+            raise RuntimeError("a transaction is still open before restore")
+
+    def after_restore(self) -> None:
+        # The rows changed under SQLObject: forget every cached object.
+        assert self.so_conn is not None
+        self.so_conn.expireAll()
+        self.so_conn.cache.clear()
+
+    def op_facts(self) -> dict[str, Any]:
+        """For F: how many gets SQLObject answered from its cache instead of a SELECT.
+
+        The cache is empty when F starts (fresh connection or just restored) and every
+        object F fetched is still referenced by its result, so the objects in the cache
+        afterwards are exactly the SELECTs F sent.
+        """
+        gets, self._gets = self._gets, None
+        if gets is None or self.so_conn is None:
+            return {}
+        sub = self.so_conn.cache.caches.get(self.Journal.__name__)
+        selects = len(set(sub.allIDs())) if sub is not None else 0
+        return {"get_selects": selects, "get_cache_hits": gets - selects}
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "sqlobject_cache": "on (default), emptied on restore",
+                "cacheValues": self.Journal.sqlmeta.cacheValues, "lazyUpdate": self.Journal.sqlmeta.lazyUpdate}
+
+    # -- objects --------------------------------------------------------------
+    def _kwargs(self, row: Mapping[str, Any]) -> dict[str, Any]:
+        attr = self.m.attr
+        return {attr[k]: v for k, v in row.items() if k != "id" or v is not None}
+
+    def build(self, rows: Sequence[Mapping[str, Any]]) -> list[Any]:
+        """Field values only: SQLObject would INSERT on construction."""
+        return [self._kwargs(r) for r in rows]
+
+    def id_of(self, obj: Any) -> int | None:
+        if isinstance(obj, dict):
+            return obj.get("id")
+        return obj.id
+
+    def fields_of(self, obj: Any) -> dict[str, Any]:
+        return {name: getattr(obj, a) for name, a in self.m.attr.items()}
+
+    def load_all(self) -> list[Any]:
+        J = self.Journal
+        return list(J.select(orderBy=J.q.id))
+
+    def populate(self, rows: Sequence[Mapping[str, Any]], links: Sequence[tuple[int, int]]) -> None:
+        # No bulk path: create the objects (explicit ids) in one transaction.
+        objs = self.build(rows)
+        self.insert_batch(objs)
+        if links:
+            self.insert_links(links)
+
+    def insert_links(self, links: Sequence[tuple[int, int]]) -> None:
+        J = self.Journal
+
+        def work() -> None:
+            for a, b in links:
+                J.get(a).addLink(b)
+
+        self.m.hub.doInTransaction(work)
+
+    # -- operations -----------------------------------------------------------
+    def insert_single(self, objs: list[Any]) -> None:
+        J, tx = self.Journal, self.m.hub.doInTransaction
+        for i, kw in enumerate(objs):
+            objs[i] = tx(J, **kw)
+
+    def insert_batch(self, objs: list[Any]) -> None:
+        J = self.Journal
+
+        def work() -> None:
+            for i, kw in enumerate(objs):
+                objs[i] = J(**kw)
+
+        self.m.hub.doInTransaction(work)
+
+    def filter_large(self, levels: Sequence[int]) -> list[Any]:
+        J, out = self.Journal, []
+        level = J.q.level
+        for lv in levels:
+            out.extend(J.select(level == lv))
+        return out
+
+    def filter_small(self, pages: Sequence[tuple[int, int]], limit: int) -> list[Any]:
+        J, out = self.Journal, []
+        level, order = J.q.level, J.q.id
+        for lv, offset in pages:
+            out.extend(J.select(level == lv, orderBy=order)[offset:offset + limit])
+        return out
+
+    def get(self, ids: Sequence[int]) -> list[Any]:
+        self._gets = len(ids)
+        get = self.Journal.get
+        return [get(i) for i in ids]
+
+    def filter_tuples(self, levels: Sequence[int]) -> list[tuple]:
+        conn, cols, level, out = self.so_conn, self.m.q_columns, self.Journal.q.level, []
+        assert conn is not None
+        for lv in levels:
+            out.extend(conn.queryAll(conn.sqlrepr(Select(cols, where=level == lv))))
+        return out
+
+    def update_whole(self, objs: list[Any], values: Sequence[Mapping[str, Any]]) -> None:
+        def work() -> None:
+            for obj, new in zip(objs, values):
+                obj.set(**new)
+
+        self.m.hub.doInTransaction(work)
+
+    def update_partial(self, objs: list[Any], levels: Sequence[int]) -> None:
+        def work() -> None:
+            for obj, lv in zip(objs, levels):
+                obj.level = lv
+
+        self.m.hub.doInTransaction(work)
+
+    def delete(self, objs: list[Any]) -> None:
+        def work() -> None:
+            for obj in objs:
+                obj.destroySelf()
+
+        self.m.hub.doInTransaction(work)
