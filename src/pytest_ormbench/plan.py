@@ -162,6 +162,12 @@ def _by_level(state: State) -> dict[int, list[int]]:
     return out
 
 
+def _new_level(model: ModelSpec, n: int, rng: random.Random) -> int:
+    """A level that differs from row n's, so that ORMs which skip unchanged values still write every row."""
+    old = given_row(model, n)["level"]
+    return rng.choice([lv for lv in LEVELS if lv != old])
+
+
 def make_plan(model_name: str, letter: str, table: str, sizes: Sizes) -> CellPlan:
     model = MODELS[model_name]
     op = OPS_BY_LETTER[letter]
@@ -198,12 +204,12 @@ def make_plan(model_name: str, letter: str, table: str, sizes: Sizes) -> CellPla
         plan.rows = len(ids)
     elif op.name == "update_whole":
         plan.inputs["values"] = [
-            {"level": rng.choice(LEVELS), "text": f"Updated entry {n} {rng.randrange(10**6):06d}"}
+            {"level": _new_level(model, n, rng), "text": f"Updated entry {n} {rng.randrange(10**6):06d}"}
             for n in range(1, n0 + 1)
         ]
         plan.rows = n0
     elif op.name == "update_partial":
-        plan.inputs["levels"] = [rng.choice(LEVELS) for _ in range(n0)]
+        plan.inputs["levels"] = [_new_level(model, n, rng) for n in range(1, n0 + 1)]
         plan.rows = n0
     elif op.name == "delete":
         plan.rows = n0

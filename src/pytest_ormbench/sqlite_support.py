@@ -36,9 +36,14 @@ class SqlTables:
 
 def read_pragmas(conn: sqlite3.Connection) -> dict[str, str]:
     """The settings that matter for fairness, as the live connection reports them."""
-    journal = conn.execute("PRAGMA journal_mode").fetchone()[0]
-    sync = conn.execute("PRAGMA synchronous").fetchone()[0]
-    fks = conn.execute("PRAGMA foreign_keys").fetchone()[0]
+    cur = conn.cursor()  # DB-API cursors only: some adapters' Connection.execute is not sqlite3's
+
+    def one(sql: str) -> Any:
+        cur.execute(sql)
+        return cur.fetchone()[0]
+
+    journal, sync, fks = one("PRAGMA journal_mode"), one("PRAGMA synchronous"), one("PRAGMA foreign_keys")
+    cur.close()
     return {
         "journal_mode": str(journal).lower(),
         "synchronous": _SYNC_NAMES.get(int(sync), str(sync)),

@@ -1,0 +1,17 @@
+"""SQLAlchemy ORM (2.x declarative), sync, on sqlite3 through the pysqlite dialect.
+
+The models, engine set-up and op bodies are shared with the other
+SQLAlchemy-family arms in :mod:`bench_suites._sqlalchemy_common`.
+"""
+
+from __future__ import annotations
+
+from bench_suites._sqlalchemy_common import DEVIATIONS, SyncOps, sa_flavor
+
+
+class SQLAlchemyArm(SyncOps):
+    name = "sqlalchemy"
+    label = "SA ORM"
+    packages = ("SQLAlchemy",)
+    flavor = sa_flavor()
+    deviations = DEVIATIONS

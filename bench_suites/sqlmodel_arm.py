@@ -1,0 +1,23 @@
+"""SQLModel (table models on SQLAlchemy), sync, on sqlite3 through the pysqlite dialect.
+
+Shares the engine set-up and op bodies with the SQLAlchemy arms
+(:mod:`bench_suites._sqlalchemy_common`); queries go through ``Session.exec``.
+"""
+
+from __future__ import annotations
+
+from bench_suites._sqlalchemy_common import DEVIATIONS, SyncOps, sqlmodel_flavor
+
+
+class SQLModelArm(SyncOps):
+    name = "sqlmodel"
+    label = "SQLModel"
+    packages = ("sqlmodel", "SQLAlchemy")
+    flavor = sqlmodel_flavor()
+    deviations = DEVIATIONS
+
+    @classmethod
+    def session_class(cls) -> type:
+        from sqlmodel import Session
+
+        return Session
