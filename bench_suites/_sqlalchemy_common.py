@@ -354,19 +354,6 @@ class OneConnection:
         conn.exec_driver_sql("BEGIN")
 
 
-class _CursorExecute:
-    """``conn.execute(sql)`` through a DBAPI cursor, so that ``read_pragmas`` works on
-    SQLAlchemy's aiosqlite adapter (whose own ``execute`` is a coroutine before 2.1)."""
-
-    def __init__(self, dbapi_connection: Any) -> None:
-        self.dbapi_connection = dbapi_connection
-
-    def execute(self, sql: str) -> Any:
-        cur = self.dbapi_connection.cursor()
-        cur.execute(sql)
-        return cur
-
-
 def _as_dict(obj: Any, names: Sequence[str]) -> dict[str, Any]:
     d = obj.__dict__
     return {n: d[n] for n in names if n in d}
@@ -622,7 +609,7 @@ class AsyncOps(_SABase):
         async with self.engine.connect() as conn:
             # read through SQLAlchemy's DBAPI adapter of the pool's one connection
             return await conn.run_sync(
-                lambda sync_conn: read_pragmas(_CursorExecute(sync_conn.connection.dbapi_connection)))
+                lambda sync_conn: read_pragmas(sync_conn.connection.dbapi_connection))
 
     async def restore(self, template: Path) -> None:  # type: ignore[override]
         import aiosqlite

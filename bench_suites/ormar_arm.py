@@ -23,7 +23,7 @@ import sqlalchemy
 from sqlalchemy import event
 
 from pytest_ormbench.contract import WIDE_DEFAULTS, Field, ModelSpec
-from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, backup_into, read_pragmas
+from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, backup_into, in_aiosqlite_thread, read_pragmas
 
 
 def _variable_limit(conn: sqlite3.Connection) -> int:
@@ -158,7 +158,7 @@ class OrmarArm(SqliteArm):
         async with self.database.connection() as conn:
             raw = await conn.get_raw_connection()
             aconn = raw.driver_connection  # aiosqlite.Connection
-            return await aconn._execute(fn, aconn._conn, *args)
+            return await in_aiosqlite_thread(aconn, fn, *args)
 
     async def pragmas(self) -> dict[str, str]:
         return await self._in_driver_thread(read_pragmas)

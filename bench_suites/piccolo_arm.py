@@ -52,7 +52,7 @@ from pytest_ormbench.contract import (
     Settings,
     Unsupported,
 )
-from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, backup_into, read_pragmas
+from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, backup_into, in_aiosqlite_thread, read_pragmas
 
 # --------------------------------------------------------------------------
 # Tables (one set per model; the engine is attached in PiccoloArm.open)
@@ -237,7 +237,7 @@ class PiccoloArm(SqliteArm):
         """Read back from a connection Piccolo opens, exactly as it opens one for an op."""
         async with self._read() as tx:
             conn = tx.connection
-            return await conn._execute(_read_pragmas_plain, conn._conn)
+            return await in_aiosqlite_thread(conn, _read_pragmas_plain)
 
     def expected_settings(self) -> dict[str, str]:
         if not self.settings.foreign_keys:

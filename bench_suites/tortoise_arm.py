@@ -36,7 +36,7 @@ from pytest_ormbench.contract import (
     ModelSpec,
     Settings,
 )
-from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, backup_into, read_pragmas
+from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, backup_into, in_aiosqlite_thread, read_pragmas
 
 APP = "models"
 CONNECTION = "default"
@@ -211,7 +211,7 @@ class TortoiseArm(SqliteArm):
     async def pragmas(self) -> dict[str, str]:
         conn = self._aio()
         # run in aiosqlite's worker thread, which owns the sqlite3 connection
-        return await conn._execute(read_pragmas, conn._conn)
+        return await in_aiosqlite_thread(conn, read_pragmas)
 
     async def create_schema(self) -> None:
         await Tortoise.generate_schemas(safe=False)
@@ -227,7 +227,7 @@ class TortoiseArm(SqliteArm):
         # overwrite the pages in place, in aiosqlite's thread, keeping the
         # connection (and Tortoise's compiled queries) warm.
         conn = self._aio()
-        await conn._execute(backup_into, conn._conn, template)
+        await in_aiosqlite_thread(conn, backup_into, template)
 
     async def insert_links(self, links: Sequence[tuple[int, int]]) -> None:
         # Untimed. ``obj.links.add()`` costs a SELECT and an INSERT per source

@@ -69,6 +69,15 @@ def backup_into(live: sqlite3.Connection, template: Path) -> None:
         src.close()
 
 
+async def in_aiosqlite_thread(aconn: Any, fn: Any, *args: Any) -> Any:
+    """Run ``fn(sqlite3_connection, *args)`` in the thread that owns an aiosqlite connection.
+
+    For pragma read-back and restore on an async arm's one live connection. aiosqlite has no
+    public way to run a callable on its connection, so this uses its ``_execute``/``_conn``.
+    """
+    return await aconn._execute(fn, aconn._conn, *args)
+
+
 def file_change_counter(path: Path) -> int | None:
     """SQLite's header counter (offset 24) of committed write transactions.
 
