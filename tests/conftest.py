@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -126,3 +129,15 @@ def bench(pytester: pytest.Pytester) -> pytest.Pytester:
 
 def register(*names: str) -> list[str]:
     return [f"--ormbench-register=probe_arms:{n}" for n in names]
+
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_isolated(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
+    """``python *args`` in a fresh interpreter at the repository root.
+
+    Arm tests use it because ORMs change process-wide state on import (sqlite3 adapters,
+    event loops), which must not leak into other tests. ``-c`` scripts see the root on sys.path.
+    """
+    return subprocess.run([sys.executable, *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout)

@@ -7,22 +7,18 @@ Everything runs in a subprocess: importing peewee registers sqlite3 adapters pro
 from __future__ import annotations
 
 import importlib.util
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import run_isolated
 
 if importlib.util.find_spec("peewee") is None:
     pytest.skip("peewee is not installed", allow_module_level=True)
 
-ROOT = Path(__file__).resolve().parents[1]
 TARGET = "bench_suites.peewee_arm:PeeweeArm"
 
 
-def _run(args: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=1800)
 
 
 RELATIONS = textwrap.dedent(
@@ -66,6 +62,6 @@ RELATIONS = textwrap.dedent(
 
 
 def test_peewee_arm_relations_and_pragmas(tmp_path: Path) -> None:
-    proc = _run(["-c", RELATIONS, str(tmp_path / "rel.db")])  # -c: the repository root is on sys.path
+    proc = run_isolated("-c", RELATIONS, str(tmp_path / "rel.db"))  # -c: the repository root is on sys.path
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "relations ok" in proc.stdout

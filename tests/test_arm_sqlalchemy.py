@@ -11,14 +11,12 @@ adapters, event loops) leaks in or out.
 from __future__ import annotations
 
 import importlib.util
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import run_isolated
 
-ROOT = Path(__file__).resolve().parents[1]
 
 ARMS = {
     "sqlalchemy": ("bench_suites.sqlalchemy_arm:SQLAlchemyArm", ("sqlalchemy",)),
@@ -38,8 +36,6 @@ def _needs(name: str) -> str:
     return target
 
 
-def _run(args: list[str]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=ROOT, capture_output=True, text=True, timeout=1800)
 
 
 RELATIONS = textwrap.dedent(
@@ -102,6 +98,6 @@ RELATIONS = textwrap.dedent(
 @pytest.mark.parametrize("name", list(ARMS))
 def test_relations_and_pragmas(name: str, tmp_path: Path) -> None:
     target = _needs(name)
-    proc = _run(["-c", RELATIONS, target, str(tmp_path / "rel.db")])
+    proc = run_isolated("-c", RELATIONS, target, str(tmp_path / "rel.db"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "relations ok" in proc.stdout

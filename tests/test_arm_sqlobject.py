@@ -8,17 +8,15 @@ not leak into the other tests.
 from __future__ import annotations
 
 import importlib.util
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import run_isolated
 
 if importlib.util.find_spec("sqlobject") is None:
     pytest.skip("SQLObject is not installed", allow_module_level=True)
 
-ROOT = Path(__file__).resolve().parents[1]
 
 BEHAVIOUR = textwrap.dedent(
     """
@@ -73,6 +71,5 @@ BEHAVIOUR = textwrap.dedent(
 
 
 def test_sqlobject_behaviour(tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, "-c", BEHAVIOUR, str(tmp_path / "so.db")], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    proc = run_isolated("-c", BEHAVIOUR, str(tmp_path / "so.db"))
     assert proc.returncode == 0 and proc.stdout.strip().endswith("OK"), proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -6,15 +6,10 @@ subprocess because ORMs change process-wide state on import (sqlite3 adapters, e
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from conftest import run_isolated
 
 from pytest_ormbench.registry import BUILTIN_ARMS
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("entry", BUILTIN_ARMS, ids=[e.name for e in BUILTIN_ARMS])
@@ -22,10 +17,7 @@ def test_arm_selfcheck_in_wal_mode(entry) -> None:  # noqa: ANN001
     missing = entry.missing()
     if missing:
         pytest.skip(f"{entry.name}: {missing}")
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest_ormbench.selfcheck", entry.name, "--journal", "wal",
-         "--tables", "default", "--ops", "ACFGJK", "--iterations", "5", "--batch", "50"],
-        cwd=ROOT, capture_output=True, text=True, timeout=900,
-    )
+    proc = run_isolated("-m", "pytest_ormbench.selfcheck", entry.name, "--journal", "wal",
+                        "--tables", "default", "--ops", "ACFGJK", "--iterations", "5", "--batch", "50")
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     assert proc.stdout.rstrip().endswith("0 failed")
