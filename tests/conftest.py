@@ -120,8 +120,11 @@ TINY = ["--ormbench-iterations=5", "--ormbench-batch=50", "--ormbench-rounds=1",
 
 
 @pytest.fixture
-def bench(pytester: pytest.Pytester) -> pytest.Pytester:
+def bench(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """A pytester dir holding a bench module and the probe arms."""
+    # when these tests themselves run under xdist, the inner session must not think it is a
+    # worker (pytest-benchmark would switch itself off)
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     pytester.makepyfile(test_bench=BENCH_MODULE, probe_arms=PROBE_ARMS)
     pytester.syspathinsert()
     return pytester
