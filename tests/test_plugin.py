@@ -180,3 +180,15 @@ def test_wal_and_synchronous_settings_reach_the_live_connection(bench: pytest.Py
     info = data["benchmarks"][0]["extra_info"]
     assert info["pragmas"] == {"journal_mode": "wal", "synchronous": "normal", "foreign_keys": "on"}
     assert info["commits"] is None  # SQLite keeps no change counter in WAL mode
+
+
+def test_report_option_and_memory_peaks(bench: pytest.Pytester) -> None:
+    report = bench.path / "out" / "report.md"
+    result, data = _run_json(bench, "--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=B,D",
+                             "--ormbench-mode=warm", "--ormbench-memory", f"--ormbench-report={report}")
+    result.assert_outcomes(passed=2)
+    peaks = [b["extra_info"]["memory_peak_bytes"] for b in data["benchmarks"]]
+    assert len(peaks) == 2 and all(p > 0 for p in peaks)
+    text = report.read_text()
+    assert "### Test 1: simple model — warm, default table" in text and "Peak memory allocated" in text
+    result.stdout.fnmatch_lines([f"*report written to {report}*"])
