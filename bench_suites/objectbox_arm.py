@@ -189,6 +189,10 @@ def _from_obx(kind: str, value: Any) -> Any:
     return value
 
 
+#: the most objects one put may create (ObjectBox reserves their ids in one call)
+PUT_LIMIT = 10_000
+
+
 class ObjectBoxArm(Arm):
     name = "objectbox"
     label = "ObjectBox"
@@ -375,7 +379,7 @@ class ObjectBoxArm(Arm):
     def populate(self, rows: Sequence[Mapping[str, Any]], links: Sequence[tuple[int, int]]) -> None:
         """One put of all objects: a new store hands out ids 1..N in order (ids are not assignable)."""
         objs = self.build([{k: v for k, v in r.items() if k != "id"} for r in rows])
-        ids = self._box.put(objs)
+        ids = self._put_many(self._box, objs)
         want = [r["id"] for r in rows]
         if ids != want:
             raise RuntimeError(f"populate: ObjectBox assigned ids {ids[:3]}..., expected {want[:3]}...")
@@ -384,7 +388,21 @@ class ObjectBoxArm(Arm):
 
     def insert_links(self, links: Sequence[tuple[int, int]]) -> None:
         make = self._link_entity
-        self._link_box.put([make(from_id=a, to_id=b) for a, b in links])
+        self._put_many(self._link_box, [make(from_id=a, to_id=b) for a, b in links])
+
+    def _put_many(self, box: Any, objs: list[Any]) -> list[int]:
+        """``box.put(list)``, in slices of at most PUT_LIMIT objects inside one write transaction.
+
+        ObjectBox reserves the new ids of one put in a single call that refuses more than 10,000
+        ("Limit for getting IDs is 10,000"); the SQL arms chunk for SQLite's variable limit the same way.
+        """
+        if len(objs) <= PUT_LIMIT:
+            return box.put(objs)
+        ids: list[int] = []
+        with self._store.write_tx():
+            for i in range(0, len(objs), PUT_LIMIT):
+                ids.extend(box.put(objs[i:i + PUT_LIMIT]))
+        return ids
 
     def load_all(self) -> list[Any]:
         """All objects in id order; nulls set back to None (ObjectBox reads a null as the default)."""
@@ -456,7 +474,7 @@ class ObjectBoxArm(Arm):
                 box.put(obj)
 
     def insert_bulk(self, objs: list[Any]) -> None:
-        self._box.put(objs)  # one transaction
+        self._put_many(self._box, objs)  # one transaction
 
     def filter_large(self, levels: Sequence[int]) -> list[Any]:
         q = self._level_query or self._build_level_query()

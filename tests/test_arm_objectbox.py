@@ -103,3 +103,21 @@ def test_restore_is_exact(tmp_path: Path) -> None:
     finally:
         arm.close()
         runner.remove_db(db)
+
+
+def test_puts_over_the_id_limit_are_sliced_in_one_transaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # ObjectBox refuses to reserve more than 10,000 ids in one put; the arm slices larger puts
+    monkeypatch.setattr(objectbox_arm, "PUT_LIMIT", 3)
+    arm = ObjectBoxArm(MODELS["simple"], Settings())
+    arm.open(tmp_path / "db")
+    try:
+        arm.create_schema()
+        state = State(MODELS["simple"], 10)
+        arm.populate(state.rows(), [])
+        before = arm.commit_counter(tmp_path / "db")
+        objs = arm.build([{k: v for k, v in r.items() if k != "id"} for r in State(MODELS["simple"], 7).rows()])
+        arm.insert_bulk(objs)
+        assert [o.id for o in objs] == list(range(11, 18))
+        assert arm.commit_counter(tmp_path / "db") - before == 1
+    finally:
+        arm.close()
