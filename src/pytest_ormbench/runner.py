@@ -164,7 +164,7 @@ def _prepare(arm: Arm, plan: CellPlan) -> tuple[tuple[Any, ...], list[Any] | Non
     return (objs,), objs
 
 
-def run_round(arm: Arm, plan: CellPlan, db: Path, timed: bool = True, memory: bool = False) -> RoundResult:
+def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False) -> RoundResult:
     """Prepare, run the op once (timed), then verify it. Raises on a failed check.
 
     With ``memory`` the op runs under tracemalloc instead (slower: never a timed round)
@@ -253,7 +253,7 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
     results: list[RoundResult] = []
     try:
         if cell.warmup:
-            run_round(arm, plan, db, timed=False)
+            run_round(arm, plan, db)  # the warm-up: verified, its time discarded
             drive(arm.restore(template))
         for r in range(cell.rounds):
             if r:
@@ -264,7 +264,7 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
                 on_round(res)
         if cell.memory:
             drive(arm.restore(template))
-            mem = run_round(arm, plan, db, timed=False, memory=True)
+            mem = run_round(arm, plan, db, memory=True)
             results[-1].facts["memory_peak_bytes"] = mem.facts["memory_peak_bytes"]
     finally:
         drive(arm.close())
