@@ -65,10 +65,11 @@ def test_matrix_ids_and_keyword_selection(bench: pytest.Pytester) -> None:
 
 # -- results -----------------------------------------------------------------
 
-def _run_json(bench: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict]:
+def _run_json(bench: pytest.Pytester, *args: str, subprocess: bool = False) -> tuple[pytest.RunResult, dict]:
     out = bench.path / "out.json"
     out.unlink(missing_ok=True)
-    result = bench.runpytest(*TINY, f"--benchmark-json={out}", *args)
+    run = bench.runpytest_subprocess if subprocess else bench.runpytest
+    result = run(*TINY, f"--benchmark-json={out}", *args)
     data = json.loads(out.read_text()) if out.exists() else {"benchmarks": []}
     return result, data
 
@@ -185,7 +186,10 @@ def test_wal_and_synchronous_settings_reach_the_live_connection(bench: pytest.Py
 def test_report_option_and_memory_peaks(bench: pytest.Pytester) -> None:
     report = bench.path / "out" / "report.md"
     result, data = _run_json(bench, "--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=B,D",
-                             "--ormbench-mode=warm", "--ormbench-memory", f"--ormbench-report={report}")
+                             "--ormbench-mode=warm", "--ormbench-memory", f"--ormbench-report={report}",
+                             # charts import numpy; an inline run would drop it from sys.modules afterwards,
+                             # and numpy refuses a second import in the same process
+                             subprocess=True)
     result.assert_outcomes(passed=2)
     peaks = [b["extra_info"]["memory_peak_bytes"] for b in data["benchmarks"]]
     assert len(peaks) == 2 and all(p > 0 for p in peaks)
