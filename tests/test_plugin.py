@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 import pytest
@@ -101,7 +102,7 @@ def test_cold_rounds_run_in_distinct_processes_warm_in_one(bench: pytest.Pyteste
     result.assert_outcomes(passed=2)
     pids = {b["extra_info"]["mode"]: b["extra_info"]["worker_pids"] for b in data["benchmarks"]}
     assert len(pids["cold"]) == 3 and len(set(pids["cold"])) == 3
-    assert len(pids["warm"]) == 1
+    assert len(set(pids["warm"])) == 1  # one long-lived worker, visited once per interleaved round
     assert not set(pids["cold"]) & set(pids["warm"])
 
 
@@ -196,3 +197,54 @@ def test_report_option_and_memory_peaks(bench: pytest.Pytester) -> None:
     text = report.read_text()
     assert "### Test 1: simple model — warm, default table" in text and "Peak memory allocated" in text
     result.stdout.fnmatch_lines([f"*report written to {report}*"])
+
+
+# -- schedule and drift floor ------------------------------------------------
+
+def _slots(data: dict) -> dict[str, list[int]]:
+    return {b["extra_info"]["arm"]: b["extra_info"]["round_slots"] for b in data["benchmarks"]}
+
+
+def test_interleaved_rounds_rotate_the_arm_order(bench: pytest.Pytester) -> None:
+    result, data = _run_json(bench, *register("ProbeArm"), "--ormbench-arms=sqlite3,probe",
+                             "--ormbench-models=simple", "--ormbench-ops=D", "--ormbench-mode=warm",
+                             "--ormbench-rounds=3")
+    result.assert_outcomes(passed=2)
+    # round 1: sqlite3, probe; round 2: probe, sqlite3; round 3: sqlite3, probe
+    assert _slots(data) == {"sqlite3": [0, 3, 4], "probe": [1, 2, 5]}
+    facts = data["ormbench"]
+    assert facts["schedule"] == "interleaved"
+    assert [p["when"] for p in facts["probes"]] == ["start", "after round 1", "after round 2", "after round 3"]
+    figures = [p["rows_per_s"] for p in facts["probes"]]
+    assert len(figures) == 4 and all(f > 0 for f in figures)
+    assert facts["drift_floor"] == pytest.approx((max(figures) - min(figures)) / statistics.median(figures))
+    result.stdout.fnmatch_lines(["*round 2/3 done (arm order: probe, sqlite3)*",
+                                 "*schedule: interleaved; drift floor *% (sqlite3 probe, rows/s: *"])
+
+
+def test_back_to_back_rounds_and_three_probes(bench: pytest.Pytester) -> None:
+    result, data = _run_json(bench, *register("ProbeArm"), "--ormbench-arms=sqlite3,probe",
+                             "--ormbench-models=simple", "--ormbench-ops=D,F", "--ormbench-mode=warm",
+                             "--ormbench-rounds=2", "--ormbench-schedule=back-to-back")
+    result.assert_outcomes(passed=4)
+    slots = sorted(b["extra_info"]["round_slots"] for b in data["benchmarks"])
+    assert slots == [[0, 1], [2, 3], [4, 5], [6, 7]]
+    assert [p["when"] for p in data["ormbench"]["probes"]] == ["start", "middle", "end"]
+    assert data["ormbench"]["schedule"] == "back-to-back"
+
+
+def test_a_failing_cell_leaves_the_interleaved_schedule_and_the_others_report(bench: pytest.Pytester) -> None:
+    result, data = _run_json(bench, *register("LazyArm"), "--ormbench-arms=sqlite3,lazy",
+                             "--ormbench-models=simple", "--ormbench-ops=B", "--ormbench-mode=warm",
+                             "--ormbench-rounds=3")
+    result.assert_outcomes(passed=1, failed=1)
+    assert _slots(data)["sqlite3"] and len(_slots(data)["sqlite3"]) == 3
+    result.stdout.fnmatch_lines(["*lazy-simple-insert_batch-warm-default: verification failed*"])
+
+
+def test_bad_schedule_and_alpha_are_usage_errors(bench: pytest.Pytester) -> None:
+    for option, message in (("--ormbench-schedule=random", "*--ormbench-schedule: unknown value 'random'*"),
+                            ("--ormbench-alpha=5", "*--ormbench-alpha: expected a number between 0 and 1*")):
+        result = bench.runpytest(option)
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines([message])

@@ -15,6 +15,7 @@ import pytest
 from .contract import JOURNAL_MODES, MODELS, MODES, OPS, OPS_BY_LETTER, OPS_BY_NAME, SYNCHRONOUS, TABLES, Settings
 from .plan import Sizes
 
+SCHEDULES = ("interleaved", "back-to-back")
 MODEL_ALIASES = {"1": "simple", "2": "fk", "3": "wide", "test1": "simple", "test2": "fk", "test3": "wide"}
 
 
@@ -24,6 +25,7 @@ class Option:
     default: str
     help: str
     kind: str = "string"  # string | flag | linelist
+    metavar: str = "VALUE"
 
     @property
     def flag(self) -> str:
@@ -55,7 +57,18 @@ OPTIONS: tuple[Option, ...] = (
            "repetition)", kind="flag"),
     Option("report", "", "write the Markdown report of this run to this path (charts beside it with "
            "pytest-ormbench[plot])"),
-    Option("register", "", "extra arm as module:Class (repeatable), for arms not in the registry", kind="linelist"),
+    Option("register", "", "extra arm as module:Class (repeatable), for arms not in the registry", kind="linelist",
+           metavar="MODULE:CLASS"),
+    Option("schedule", "interleaved", "interleaved (round r of every cell before round r+1, arm order rotated "
+           "each round) or back-to-back (all rounds of a cell together)"),
+    Option("compare", "", "compare this run with a baseline: a pytest-benchmark JSON file or a run saved with "
+           "--benchmark-save (number or name); exit status 1 on a regression", metavar="BASELINE"),
+    Option("compare-markdown", "", "write the comparison as Markdown (for a pull-request comment) to this path",
+           metavar="PATH"),
+    Option("threshold", "", "slowdown a cell may show before it counts as a regression, PATTERN=PERCENT "
+           "(repeatable; PATTERN is an arm, model, op letter or name, or a glob on the cell id; the last match "
+           "wins; default *=10)", kind="linelist", metavar="PATTERN=PCT"),
+    Option("alpha", "0.05", "significance level of the comparison's Mann-Whitney U test"),
 )
 
 
@@ -66,12 +79,12 @@ def add_options(parser: pytest.Parser) -> None:
             group.addoption(opt.flag, action="store_true", default=None, dest=opt.dest, help=opt.help)
             parser.addini(opt.ini, opt.help, type="bool", default=False)
         elif opt.kind == "linelist":
-            group.addoption(opt.flag, action="append", default=None, dest=opt.dest, metavar="MODULE:CLASS",
+            group.addoption(opt.flag, action="append", default=None, dest=opt.dest, metavar=opt.metavar,
                             help=opt.help)
             parser.addini(opt.ini, opt.help, type="linelist", default=[])
         else:
-            group.addoption(opt.flag, action="store", default=None, dest=opt.dest, metavar="VALUE",
-                            help=f"{opt.help} (default: {opt.default})")
+            group.addoption(opt.flag, action="store", default=None, dest=opt.dest, metavar=opt.metavar,
+                            help=f"{opt.help} (default: {opt.default})" if opt.default else opt.help)
             parser.addini(opt.ini, opt.help, default=opt.default)
 
 
@@ -96,6 +109,11 @@ class RunConfig:
     register: tuple[str, ...] = field(default_factory=tuple)
     memory: bool = False
     report: str = ""
+    schedule: str = "interleaved"
+    compare: str = ""
+    compare_markdown: str = ""
+    thresholds: tuple[str, ...] = ()
+    alpha: float = 0.05
 
 
 def _split(value: str) -> list[str]:
@@ -127,6 +145,16 @@ def _positive_int(flag: str, value: Any) -> int:
     if n < 1:
         raise pytest.UsageError(f"{flag}: expected a positive whole number, got {value!r}")
     return n
+
+
+def _fraction(flag: str, value: Any) -> float:
+    try:
+        x = float(str(value).strip())
+    except ValueError:
+        raise pytest.UsageError(f"{flag}: expected a number between 0 and 1, got {value!r}") from None
+    if not 0 < x < 1:
+        raise pytest.UsageError(f"{flag}: expected a number between 0 and 1, got {value!r}")
+    return x
 
 
 def _one(flag: str, value: str, valid: tuple[str, ...]) -> str:
@@ -168,9 +196,13 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
     batch = _positive_int("--ormbench-batch", get("batch"))
     journal = _one("--ormbench-sqlite-journal", get("sqlite-journal"), JOURNAL_MODES)
     sync = _one("--ormbench-sqlite-synchronous", get("sqlite-synchronous"), tuple(SYNCHRONOUS))
+    schedule = _one("--ormbench-schedule", get("schedule"), SCHEDULES)
+    alpha = _fraction("--ormbench-alpha", get("alpha"))
     return RunConfig(
         arms=arms, models=models, ops=ops, modes=modes, tables=tables, rounds=rounds,
         sizes=Sizes(iterations, batch), settings=Settings(journal, sync),
         verify_only=bool(get("verify-only")), register=register,
-        memory=bool(get("memory")), report=str(get("report") or "").strip(),
+        memory=bool(get("memory")), report=str(get("report") or "").strip(), schedule=schedule,
+        compare=str(get("compare") or "").strip(), compare_markdown=str(get("compare-markdown") or "").strip(),
+        thresholds=tuple(t.strip() for t in (get("threshold") or ()) if t.strip()), alpha=alpha,
     )

@@ -25,11 +25,56 @@ def _known_arms(register: tuple[str, ...]) -> list[str]:
     return list(all_arms(register))
 
 
+BASELINE_KEY = pytest.StashKey[object]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     run = _options.parse(config, _known_arms)
     set_extra_targets(run.register)
-    config.stash[SESSION_KEY] = OrmbenchSession(run, all_arms(run.register), Path(str(config.rootpath)))
+    session = OrmbenchSession(run, all_arms(run.register), Path(str(config.rootpath)))
+    session.progress = functools.partial(_progress, config)
+    config.stash[SESSION_KEY] = session
     config.addinivalue_line("markers", "ormbench: a pytest-ormbench cell (arm x model x op x mode x table)")
+    if run.compare or run.thresholds:
+        _load_baseline(config, run)
+
+
+def _benchmark_storage(config: pytest.Config) -> Path:
+    storage = str(config.getoption("benchmark_storage", None) or ".benchmarks")
+    if storage.startswith("file://"):
+        storage = storage[len("file://"):]
+    path = Path(storage)
+    return path if path.is_absolute() else Path(str(config.invocation_params.dir)) / path
+
+
+def _load_baseline(config: pytest.Config, run) -> None:  # noqa: ANN001
+    """Check the baseline and the thresholds before anything runs: a bad one is a usage error."""
+    from .compare import CompareError, Thresholds, load_side
+
+    try:
+        thresholds = Thresholds.parse(list(run.thresholds))
+        if not run.compare:
+            return
+        spec = run.compare
+        if not Path(spec).is_absolute() and (Path(str(config.invocation_params.dir)) / spec).exists():
+            spec = str(Path(str(config.invocation_params.dir)) / spec)
+        baseline = load_side(spec, _benchmark_storage(config))
+    except (CompareError, ValueError) as exc:
+        raise pytest.UsageError(f"--ormbench-compare: {exc}") from None
+    config.stash[BASELINE_KEY] = (baseline, thresholds)
+
+
+def _progress(config: pytest.Config, line: str) -> None:
+    """A progress line on the terminal, even from inside a test (output capture suspended)."""
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    capman = config.pluginmanager.get_plugin("capturemanager")
+    if tr is None:
+        return
+    if capman is not None:
+        with capman.global_and_fixture_disabled():
+            tr.write_line(line)
+    else:
+        tr.write_line(line)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -58,6 +103,71 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "ormbench_cell" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.ormbench)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The final list of cells this process runs: the interleaved schedule is built from it."""
+    ob = session.config.stash[SESSION_KEY]
+    ob.planned = [item.callspec.params["ormbench_cell"] for item in session.items
+                  if hasattr(item, "callspec") and "ormbench_cell" in item.callspec.params]
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int):  # noqa: ANN201
+    """Outermost, so it runs before pytest-benchmark's wrapper saves the JSON."""
+    _finish(session)
+    return (yield)
+
+
+def _finish(session: pytest.Session) -> None:
+    """The last drift probe, then the comparison with the baseline."""
+    ob = session.config.stash.get(SESSION_KEY, None)
+    if ob is None:
+        return
+    ob.finish()
+    loaded = session.config.stash.get(BASELINE_KEY, None)
+    if loaded is None or not ob.records:
+        return
+    from .compare import CompareError, Side, compare, render_markdown, render_text
+
+    baseline, thresholds = loaded
+    machine = _machine_info(session.config)
+    new = Side.from_records(ob.records, machine, ob.run_facts()["drift_floor"])
+    try:
+        result = compare(baseline, new, thresholds, ob.run.alpha)
+    except CompareError as exc:
+        ob.comparison_text = f"pytest-ormbench: cannot compare with the baseline: {exc}"
+        if session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        return
+    ob.comparison_text = render_text(result)
+    if ob.run.compare_markdown:
+        out = Path(ob.run.compare_markdown)
+        if not out.is_absolute():
+            out = Path(str(session.config.invocation_params.dir)) / out
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(render_markdown(result), encoding="utf-8")
+        ob.comparison_text += f"\npytest-ormbench: comparison written to {out}"
+    if result.exit_code and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _machine_info(config: pytest.Config) -> dict:
+    bs = getattr(config, "_benchmarksession", None)
+    if bs is None:
+        return {}
+    try:
+        return dict(bs.get_machine_info() or {})
+    except Exception:  # machine info is decoration; the figures stand without it
+        return {}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_benchmark_update_json(config: pytest.Config, benchmarks, output_json: dict) -> None:  # noqa: ANN001
+    """Run-level facts beside pytest-benchmark's: the schedule, the drift probe and its floor."""
+    ob = config.stash.get(SESSION_KEY, None)
+    if ob is not None and ob.records:
+        output_json["ormbench"] = ob.run_facts()
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -98,11 +208,21 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
                       f"iterations={session.run.sizes.iterations}, batch={session.run.sizes.batch}; "
                       f"geometric mean over the object operations ({', '.join(o.letter for o in OPS if o.object_op)})")
         tr.write_line(render(session.records, list(session.arms)))
+        facts = session.run_facts()
+        floor = facts["drift_floor"]
+        figures = ", ".join(f"{p['rows_per_s']:,.0f}" for p in facts["probes"])
+        tr.write_line(f"schedule: {facts['schedule']}; drift floor "
+                      f"{'unknown' if floor is None else f'{floor:.1%}'} (sqlite3 probe, rows/s: {figures or 'none'})")
+        for note in facts["notes"]:
+            tr.write_line(note)
     if session.not_run:
         tr.write_sep("-", "pytest-ormbench: cells without a number")
         tr.write_line(render_not_run(session.not_run))
     if session.run.report and session.records:
         tr.write_line(_write_report(session, config))
+    if session.comparison_text:
+        tr.write_sep("=", "pytest-ormbench: comparison with the baseline")
+        tr.write_line(session.comparison_text)
 
 
 def _write_report(session: OrmbenchSession, config: pytest.Config) -> str:
@@ -116,14 +236,8 @@ def _write_report(session: OrmbenchSession, config: pytest.Config) -> str:
     out = Path(session.run.report)
     if not out.is_absolute():
         out = Path(str(config.invocation_params.dir)) / out
-    machine = {}
-    bs = getattr(config, "_benchmarksession", None)
-    if bs is not None:
-        try:
-            machine = dict(bs.get_machine_info() or {})
-        except Exception:  # machine info is decoration; the report stands without it
-            machine = {}
-    runs = runs_from_records(session.records, machine, dt.datetime.now(dt.timezone.utc).isoformat())
+    runs = runs_from_records(session.records, _machine_info(config), dt.datetime.now(dt.timezone.utc).isoformat(),
+                             session.run_facts())
     err = io.StringIO()
     write_report(runs, out, "markdown", out.parent / "charts", err=err)
     return (err.getvalue() + f"pytest-ormbench: report written to {out}").strip()

@@ -31,3 +31,15 @@ def geomean_by_arm(figures: Mapping[str, Mapping[str, float]], ops: Sequence[str
         vals = [per_op[o] for o in ops if o in per_op]
         out[arm] = (geometric_mean(vals), len(vals))
     return out
+
+
+def drift_floor(figures: Sequence[float]) -> float | None:
+    """The run's noise floor: the relative spread (max - min) / median of the drift probe's figures.
+
+    A fixed workload should give the same figure all run long; whatever it varies by, the machine
+    did. Differences between runs smaller than this are not evidence of anything.
+    """
+    vals = [f for f in figures if f is not None and f > 0 and math.isfinite(f)]
+    if len(vals) < 2:
+        return None
+    return (max(vals) - min(vals)) / median(vals)

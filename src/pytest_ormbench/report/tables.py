@@ -231,6 +231,16 @@ def environment(runs: Runs) -> list[str]:
         "Packages: " + (", ".join(f"{d} {'/'.join(sorted(v))}" for d, v in sorted(versions.items())) or "none"),
         f"Run date(s): {', '.join(dates) or 'unknown'}; sources: {', '.join(runs.sources)}",
     ]
+    floors = []
+    for source in runs.sources:
+        facts = runs.run_facts.get(source)
+        if facts:
+            floor = facts.get("drift_floor")
+            floors.append(f"{source}: {'unknown' if floor is None else f'{floor:.1%}'} "
+                          f"({facts.get('schedule', '?')} rounds, {len(facts.get('probes') or [])} probes)")
+    if floors:
+        lines.append("Drift floor (spread of a fixed sqlite3 probe over the run; smaller differences are noise): "
+                     + "; ".join(floors))
     if len(machines) > 1:
         lines.append("Warning: these results come from more than one machine; compare within a machine only.")
     return lines
