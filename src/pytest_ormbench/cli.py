@@ -1,6 +1,7 @@
-"""The ``ormbench`` command: ``ormbench report FILE... [-o OUT]``.
+"""The ``ormbench`` command: ``ormbench report FILE... [-o OUT]`` and ``ormbench compare BASELINE NEW``.
 
-Bad input gets one line on stderr and exit status 2, never a traceback.
+Bad input gets one line on stderr and exit status 2, never a traceback. ``compare`` exits 1 when
+a cell regressed, so a CI step can fail on it.
 """
 
 from __future__ import annotations
@@ -35,6 +36,49 @@ def write_report(runs, out: Path | None, fmt: str, charts_dir: Path | None, *, e
     return text
 
 
+def _add_compare(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    cmp = sub.add_parser(
+        "compare", help="compare two runs cell by cell; exit 1 on a regression, 2 on bad input",
+        description="Compare two runs cell by cell. BASELINE and NEW are pytest-benchmark JSON files or runs "
+                    "saved with --benchmark-save (by number, e.g. 0001, or by name, e.g. main). Exit status: "
+                    "0 no regression, 1 at least one regression, 2 bad input.")
+    cmp.add_argument("baseline", metavar="BASELINE", help="the reference run: JSON file, saved run number or name")
+    cmp.add_argument("new", metavar="NEW", help="the run to judge: JSON file, saved run number or name")
+    cmp.add_argument("--threshold", action="append", default=[], metavar="PATTERN=PCT",
+                     help="slowdown in percent a cell may show before it regresses (default 10); PATTERN is an "
+                          "arm, model, op letter or op name, or a glob on the cell id; repeatable, the last "
+                          "match wins")
+    cmp.add_argument("--alpha", type=float, default=0.05, help="significance level of the Mann-Whitney U test "
+                     "(default 0.05)")
+    cmp.add_argument("--storage", type=Path, default=Path(".benchmarks"),
+                     help="where --benchmark-save keeps runs (default .benchmarks)")
+    cmp.add_argument("--format", choices=("text", "markdown"), default="text", help="output (default text)")
+    cmp.add_argument("--markdown-out", type=Path, default=None, metavar="PATH",
+                     help="also write the Markdown comparison (for a pull-request comment) here")
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from .compare import CompareError, Thresholds, compare, load_side, render_markdown, render_text
+
+    try:
+        thresholds = Thresholds.parse(args.threshold)
+        result = compare(load_side(args.baseline, args.storage), load_side(args.new, args.storage),
+                         thresholds, args.alpha)
+        if args.markdown_out is not None:
+            args.markdown_out.parent.mkdir(parents=True, exist_ok=True)
+            args.markdown_out.write_text(render_markdown(result), encoding="utf-8")
+    except CompareError as exc:
+        print(f"ormbench: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"ormbench: error: {exc.filename or ''}: {exc.strerror}", file=sys.stderr)
+        return 2
+    sys.stdout.write(render_markdown(result) if args.format == "markdown" else render_text(result))
+    if args.markdown_out is not None:
+        print(f"ormbench: wrote {args.markdown_out}", file=sys.stderr)
+    return result.exit_code
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ormbench", description="pytest-ormbench tools")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -46,7 +90,10 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--charts", type=Path, default=None,
                      help="directory for PNG and SVG charts (default with -o: OUT's directory/charts)")
     rep.add_argument("--no-charts", action="store_true", help="write no charts")
+    _add_compare(sub)
     args = parser.parse_args(argv)
+    if args.command == "compare":
+        return _compare(args)
     fmt = args.format or ("text" if args.output is None and sys.stdout.isatty() else "markdown")
     charts = None
     if not args.no_charts and fmt == "markdown":

@@ -1,0 +1,644 @@
+"""Comparing two runs cell by cell: did a change make anything slower than the noise allows?
+
+A cell regresses only when three guards agree:
+
+- the rounds differ *significantly*: a two-sided Mann–Whitney U test on the round times, exact for
+  small samples without ties, otherwise the normal approximation with tie and continuity correction;
+- the median round time grew by at least the cell's *threshold* (default 10 %);
+- the change is larger than the *drift floor*, the spread a fixed sqlite3 probe showed during
+  either run: a change the machine itself produces is not evidence about the code.
+
+Why Mann–Whitney and not a t-test or a bootstrap: it works on ranks, so one round disturbed by a
+cron job moves it by one rank instead of dragging a mean; it assumes no normality (round times are
+skewed to the right); and for the five rounds a cell usually has, its null distribution is counted
+exactly (252 equally likely arrangements). A bootstrap of the median of five values can only ever
+return one of those five values, so its intervals are coarse and their coverage poor.
+
+The price of exactness: with few rounds the smallest attainable p-value is large (2/20 = 0.1 for 3
+against 3 rounds), so such cells can never be flagged; a warning says so. And with many cells some
+are significant by chance (about alpha of them), which is why significance alone is never a verdict.
+
+Imports no ORM and no pytest: the plugin and the ``ormbench compare`` command both call it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fnmatch
+import json
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from .report.load import Cell, ReportError, _read_json, cells_from_document
+from .report.render import text_table
+from .report.tables import Table, _machine, fmt_rate
+from .stats import median
+
+Key = tuple[str, str, str, str, str]
+
+DEFAULT_THRESHOLD_PCT = 10.0
+DEFAULT_ALPHA = 0.05
+#: rounds per side below which the usual 3-against-3 comparison cannot reach p < 0.05
+MIN_ROUNDS = 4
+#: largest n*m for which the exact null distribution of U is counted (no ties)
+EXACT_LIMIT = 400
+
+REGRESSION = "regression"
+IMPROVEMENT = "improvement"
+UNCHANGED = "unchanged"
+NOISE = "within noise"
+NEW = "new"
+GONE = "gone"
+#: the order of the tables and of the headline
+CATEGORIES = (REGRESSION, IMPROVEMENT, UNCHANGED, NOISE, NEW, GONE)
+_PLURAL = {REGRESSION: "regressions", IMPROVEMENT: "improvements"}
+
+
+class CompareError(Exception):
+    """Bad input for a comparison; its message is the one line the user sees."""
+
+
+# -- statistics -----------------------------------------------------------------------------------
+
+@lru_cache(maxsize=64)
+def _u_counts(n: int, m: int) -> tuple[int, ...]:
+    """How many of the C(n+m, n) equally likely arrangements give U = 0, 1, ..., n*m (no ties).
+
+    These are the coefficients of the Gaussian binomial [n+m choose n]_q, built as the product of
+    (1 - q^(m+i)) / (1 - q^i) for i = 1..n; every partial product is itself a polynomial, so the
+    arithmetic stays in exact integers.
+    """
+    size = n * m + 1
+    poly = [0] * size
+    poly[0] = 1
+    for i in range(1, n + 1):
+        for k in range(size - 1, m + i - 1, -1):  # multiply by (1 - q^(m+i))
+            poly[k] -= poly[k - m - i]
+        for k in range(i, size):  # divide by (1 - q^i)
+            poly[k] += poly[k - i]
+    return tuple(poly)
+
+
+def smallest_p(n: int, m: int) -> float:
+    """The smallest two-sided p-value the exact test can give for n against m rounds."""
+    return min(1.0, 2 / math.comb(n + m, n))
+
+
+def _midranks(values: Sequence[float]) -> tuple[list[float], list[int]]:
+    """Ranks 1..N with ties sharing their mean rank, and the sizes of the tied groups."""
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    ranks = [0.0] * len(values)
+    ties: list[int] = []
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        if j > i:
+            ties.append(j - i + 1)
+        i = j + 1
+    return ranks, ties
+
+
+def mann_whitney(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
+    """U of ``x`` (pairs with x > y, ties counting one half) and the two-sided p-value.
+
+    Exact when there are no ties and n*m <= EXACT_LIMIT; otherwise the normal approximation with
+    the tie-corrected variance and a continuity correction of 1/2.
+    """
+    n, m = len(x), len(y)
+    if not n or not m:
+        raise ValueError("Mann-Whitney needs at least one value on each side")
+    ranks, ties = _midranks([*x, *y])
+    u = sum(ranks[:n]) - n * (n + 1) / 2
+    if not ties and n * m <= EXACT_LIMIT:
+        counts = _u_counts(n, m)
+        tail = min(int(round(u)), n * m - int(round(u)))  # the distribution is symmetric
+        return u, min(1.0, 2 * sum(counts[:tail + 1]) / math.comb(n + m, n))
+    total = n + m
+    tie_term = sum(t ** 3 - t for t in ties) / (total * (total - 1))
+    variance = n * m / 12 * ((total + 1) - tie_term)
+    if variance <= 0:  # every round of both sides took the same time
+        return u, 1.0
+    z = (abs(u - n * m / 2) - 0.5) / math.sqrt(variance)
+    return u, 1.0 if z <= 0 else min(1.0, math.erfc(z / math.sqrt(2)))
+
+
+# -- thresholds -----------------------------------------------------------------------------------
+
+def cell_id(record: Mapping[str, Any]) -> str:
+    """The id pytest shows for a cell, e.g. ``peewee-simple-insert_single-warm-default``."""
+    op = record.get("op_name") or record["op"]
+    return f"{record['arm']}-{record['model']}-{op}-{record['mode']}-{record['table']}"
+
+
+def _matches(pattern: str, record: Mapping[str, Any]) -> bool:
+    names = (record.get("arm"), record.get("model"), record.get("op"), record.get("op_name"))
+    return pattern in names or fnmatch.fnmatchcase(cell_id(record), pattern)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Per-cell regression thresholds as fractions (0.1 = the median time may grow by 10 %).
+
+    Entries are checked in order and the last one that matches wins, so a broad entry goes
+    first and exceptions after it; ``*=12`` at the end overrides everything before it.
+    """
+
+    entries: tuple[tuple[str, float], ...] = ()
+    default: float = DEFAULT_THRESHOLD_PCT / 100
+
+    @classmethod
+    def parse(cls, specs: Iterable[str], default_pct: float = DEFAULT_THRESHOLD_PCT) -> Thresholds:
+        """``PATTERN=PCT`` entries (several may share one string, separated by commas)."""
+        entries = []
+        for spec in specs:
+            for item in str(spec).split(","):
+                item = item.strip()
+                if not item:
+                    continue
+                pattern, sep, pct = item.rpartition("=")
+                pattern = pattern.strip()
+                if not sep or not pattern:
+                    raise CompareError(f"threshold {item!r}: expected PATTERN=PERCENT, e.g. peewee=15 or *-fk-*=20")
+                try:
+                    value = float(pct.strip().rstrip("%").strip())
+                except ValueError:
+                    raise CompareError(f"threshold {item!r}: {pct.strip()!r} is not a number of percent") from None
+                if not math.isfinite(value) or value < 0:
+                    raise CompareError(f"threshold {item!r}: the percentage must be 0 or more")
+                entries.append((pattern, value / 100))
+        return cls(tuple(entries), default_pct / 100)
+
+    def for_cell(self, record: Mapping[str, Any]) -> float:
+        value = self.default
+        for pattern, fraction in self.entries:
+            if _matches(pattern, record):
+                value = fraction
+        return value
+
+    def unused(self, records: Iterable[Mapping[str, Any]]) -> list[str]:
+        """Patterns that match no cell: most likely a typo."""
+        records = list(records)
+        return [p for p, _ in self.entries if not any(_matches(p, r) for r in records)]
+
+    def describe(self) -> str:
+        extra = ", ".join(f"{p}={_pct(f)}" for p, f in self.entries)
+        return f"{_pct(self.default)} by default" + (f", then {extra} (last match wins)" if extra else "")
+
+
+# -- the two sides --------------------------------------------------------------------------------
+
+@dataclass
+class Side:
+    """One run's cells and the run-level facts a comparison needs."""
+
+    cells: dict[Key, Cell]
+    machine: dict[str, Any]
+    floor: float | None
+    schedule: str | None
+    source: str
+    datetime: str
+    notes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def from_document(cls, doc: Mapping[str, Any], source: str) -> Side:
+        """A parsed pytest-benchmark document; CompareError for one that is not a pytest-ormbench run."""
+        try:
+            cells, foreign = cells_from_document(doc, source)
+        except ReportError as exc:
+            raise CompareError(str(exc)) from None
+        if not cells:
+            raise CompareError(f"{source}: no pytest-ormbench cells in it (was it written without the plugin?)")
+        notes = [f"{source}: {foreign} benchmark(s) that are not pytest-ormbench cells were ignored"] if foreign else []
+        facts = doc.get("ormbench")
+        floor, schedule = None, None
+        if isinstance(facts, dict):
+            raw = facts.get("drift_floor")
+            if isinstance(raw, (int, float)) and not isinstance(raw, bool) and math.isfinite(raw) and raw >= 0:
+                floor = float(raw)
+            elif raw is not None:
+                notes.append(f"{source}: its drift floor {raw!r} is not a fraction; treated as not recorded")
+            schedule = facts.get("schedule") if isinstance(facts.get("schedule"), str) else None
+        by_key: dict[Key, Cell] = {}
+        for cell in cells:
+            by_key[cell.key] = cell  # one run has each cell once; should it repeat, the last one stands
+        return cls(by_key, dict(doc.get("machine_info") or {}), floor, schedule, source,
+                   str(doc.get("datetime") or ""), notes)
+
+    @classmethod
+    def from_records(cls, records: Iterable[Mapping[str, Any]], machine: Mapping[str, Any], floor: float | None,
+                     source: str = "this run", schedule: str | None = None, when: str | None = None) -> Side:
+        """The live session's cells (the plugin's ``--ormbench-compare``)."""
+        when = when or _dt.datetime.now(_dt.timezone.utc).isoformat()
+        cells = {}
+        for rec in records:
+            cell = Cell(dict(rec), [float(s) for s in rec["round_seconds"]], source, when, dict(machine))
+            cells[cell.key] = cell
+        return cls(cells, dict(machine), floor, schedule, source, when)
+
+
+_SAVED = re.compile(r"^(\d{4})_(.+)\.json$")
+
+
+def _saved_runs(storage: Path) -> list[Path]:
+    """Files written by ``--benchmark-save``: ``storage/<machine id>/NNNN_name.json``."""
+    if not storage.is_dir():
+        return []
+    found = [*storage.glob("*/*.json"), *storage.glob("*.json")]
+    return sorted(p for p in found if p.is_file() and _SAVED.match(p.name))
+
+
+def _spec_matches(spec: str, path: Path) -> bool:
+    """As ``--benchmark-compare`` reads it: the run number, the whole name, or a prefix of it; or the name alone."""
+    number, name = _SAVED.match(path.name).groups()  # type: ignore[union-attr]
+    if spec.isdigit():
+        return int(spec) == int(number)
+    return path.stem.startswith(spec) or name == spec
+
+
+def _run_date(path: Path) -> str:
+    try:
+        return str(json.loads(path.read_text(encoding="utf-8")).get("datetime") or "")
+    except (OSError, ValueError, AttributeError):
+        return ""
+
+
+def resolve_spec(spec: str, storage: Path = Path(".benchmarks")) -> Path:
+    """The JSON file a BASELINE/NEW argument names: a path, or a run saved with ``--benchmark-save``."""
+    path = Path(spec)
+    if path.exists() or path.suffix.lower() == ".json" or not spec.strip():
+        return path
+    parts = path.parts
+    if len(parts) > 2:
+        return path  # clearly a path: let the reader say it is missing
+    platform, name = (parts[0], parts[1]) if len(parts) == 2 else (None, parts[0])
+    saved = _saved_runs(storage)
+    hits = [p for p in saved if _spec_matches(name, p) and (platform is None or p.parent.name == platform)]
+    if hits:
+        # the newest run: its recorded date, then the run number, then the file's age
+        return max(hits, key=lambda p: (_run_date(p), int(p.name[:4]), p.stat().st_mtime))
+    if not storage.is_dir():
+        where = f"there is no {storage} directory"
+    elif not saved:
+        where = f"{storage} holds no saved runs"
+    else:
+        shown = [str(p.relative_to(storage)) for p in saved[:8]]
+        more = f" and {len(saved) - len(shown)} more" if len(saved) > len(shown) else ""
+        where = f"saved runs in {storage}: {', '.join(shown)}{more}"
+    raise CompareError(f"{spec}: no such file, and no run saved with --benchmark-save by that number or name "
+                       f"({where})")
+
+
+def load_side(spec: str, storage: Path = Path(".benchmarks")) -> Side:
+    """One side of a comparison from a JSON file or a saved run (see :func:`resolve_spec`)."""
+    path = resolve_spec(str(spec), Path(storage))
+    try:
+        return Side.from_document(_read_json(path), str(path))
+    except ReportError as exc:
+        raise CompareError(str(exc)) from None
+
+
+# -- the comparison -------------------------------------------------------------------------------
+
+@dataclass
+class CellResult:
+    """One cell's verdict. ``ratio`` is median new time / median baseline time (> 1: slower)."""
+
+    key: Key
+    id: str
+    category: str
+    base: Cell | None
+    new: Cell | None
+    ratio: float | None = None
+    p: float | None = None
+    threshold: float | None = None
+
+    @property
+    def change(self) -> float | None:
+        """Relative change in rows/s (positive: faster)."""
+        if self.base is None or self.new is None or not self.base.rows_per_s:
+            return None
+        return self.new.rows_per_s / self.base.rows_per_s - 1
+
+
+@dataclass
+class Comparison:
+    base: Side
+    new: Side
+    thresholds: Thresholds
+    alpha: float
+    floor: float
+    cells: list[CellResult]
+    warnings: list[str]
+
+    def of(self, category: str) -> list[CellResult]:
+        return [c for c in self.cells if c.category == category]
+
+    @property
+    def regressions(self) -> list[CellResult]:
+        return self.of(REGRESSION)
+
+    @property
+    def improvements(self) -> list[CellResult]:
+        return self.of(IMPROVEMENT)
+
+    @property
+    def unchanged(self) -> list[CellResult]:
+        return self.of(UNCHANGED)
+
+    @property
+    def within_noise(self) -> list[CellResult]:
+        return self.of(NOISE)
+
+    @property
+    def new_cells(self) -> list[CellResult]:
+        return self.of(NEW)
+
+    @property
+    def gone(self) -> list[CellResult]:
+        return self.of(GONE)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {cat: len(self.of(cat)) for cat in CATEGORIES}
+
+    @property
+    def exit_code(self) -> int:
+        """What a CI step should exit with: 1 when any cell regressed."""
+        return 1 if self.regressions else 0
+
+    def headline(self, bold: bool = False) -> str:
+        counts = self.counts
+        n = counts[REGRESSION]
+        first = f"{n} {'regression' if n == 1 else 'regressions'}" if n else "No regressions"
+        if bold and n:
+            first = f"**{first}**"
+        rest = [f"{counts[c]} {c if counts[c] == 1 else _PLURAL.get(c, c)}"
+                for c in CATEGORIES[1:] if counts[c]]
+        return ", ".join([first, *rest])
+
+
+def classify(ratio: float, p: float, alpha: float, threshold: float, floor: float) -> str:
+    """The verdict for a cell present on both sides (see the module docstring)."""
+    if p >= alpha or abs(ratio - 1) <= floor:
+        return NOISE
+    if ratio >= 1 + threshold:
+        return REGRESSION
+    if ratio <= 1 / (1 + threshold):
+        return IMPROVEMENT
+    return UNCHANGED
+
+
+def compare(base: Side, new: Side, thresholds: Thresholds | None = None, alpha: float = DEFAULT_ALPHA) -> Comparison:
+    """Every cell of either side with its verdict, plus warnings about what may distort them."""
+    thresholds = thresholds or Thresholds()
+    if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
+        raise CompareError(f"alpha must be between 0 and 1, got {alpha!r}")
+    common = sorted(base.cells.keys() & new.cells.keys())
+    if not common:
+        raise CompareError(f"no cell in common: the runs measured different matrices ({_matrix_diff(base, new)})")
+    _check_comparable(base, new, common)
+    floor = max(base.floor or 0.0, new.floor or 0.0)
+    results = []
+    for key in sorted(base.cells.keys() | new.cells.keys()):
+        b, n = base.cells.get(key), new.cells.get(key)
+        record = (b or n).record  # type: ignore[union-attr]
+        if b is None or n is None:
+            results.append(CellResult(key, cell_id(record), NEW if b is None else GONE, b, n))
+            continue
+        mb, mn = median(b.seconds), median(n.seconds)
+        ratio = mn / mb if mb > 0 else (math.inf if mn > 0 else 1.0)
+        _, p = mann_whitney(n.seconds, b.seconds)
+        threshold = thresholds.for_cell(record)
+        results.append(CellResult(key, cell_id(record), classify(ratio, p, alpha, threshold, floor), b, n,
+                                  ratio, p, threshold))
+    results.sort(key=lambda r: (CATEGORIES.index(r.category), r.id))
+    warnings = _warnings(base, new, common, thresholds, alpha)
+    return Comparison(base, new, thresholds, alpha, floor, results, warnings)
+
+
+def _matrix_diff(base: Side, new: Side) -> str:
+    """The dimensions (arms, models, ...) in which two matrices differ, with both sides' values."""
+    parts = []
+    for i, name in enumerate(("arms", "models", "ops", "modes", "tables")):
+        b, n = sorted({k[i] for k in base.cells}), sorted({k[i] for k in new.cells})
+        parts.append((b != n, f"{name}: baseline {', '.join(b)}, new {', '.join(n)}"))
+    differing = [text for differs, text in parts if differs]
+    return "; ".join(differing or [text for _, text in parts])
+
+
+def _canon(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
+def _check_comparable(base: Side, new: Side, common: list[Key]) -> None:
+    """Same cell, different work: no statistics can make those two numbers comparable."""
+    bad = []
+    for key in common:
+        b, n = base.cells[key].record, new.cells[key].record
+        diffs = [f"{f} {b.get(f)} vs {n.get(f)}" for f in ("iterations", "batch", "rows") if b.get(f) != n.get(f)]
+        for f in ("settings", "pragmas"):
+            if b.get(f) is not None and n.get(f) is not None and _canon(b[f]) != _canon(n[f]):
+                diffs.append(f"SQLite {f} {_canon(b[f])} vs {_canon(n[f])}")
+                break
+        if diffs:
+            bad.append(f"{cell_id(b)} ({', '.join(diffs)})")
+    if bad:
+        more = f"; and {len(bad) - 3} more" if len(bad) > 3 else ""
+        raise CompareError(f"not comparable: {len(bad)} cell(s) ran with different sizes or SQLite settings "
+                           f"in the two runs: {'; '.join(bad[:3])}{more}")
+
+
+def _host(machine: Mapping[str, Any]) -> tuple[str, str, str]:
+    cpu = machine.get("cpu") or {}
+    return (str(machine.get("node") or "?"), str(cpu.get("brand_raw") or machine.get("processor") or "?"),
+            str(machine.get("machine") or cpu.get("arch_string_raw") or "?"))
+
+
+def _versions(side: Side, keys: Iterable[Key]) -> dict[str, set[str]]:
+    """package -> versions, over the given cells, plus Python and SQLite."""
+    out: dict[str, set[str]] = defaultdict(set)
+    for key in keys:
+        rec = side.cells[key].record
+        for dist, ver in (rec.get("versions") or {}).items():
+            out[dist].add(str(ver))
+        python = rec.get("python") or side.machine.get("python_version")
+        if python:
+            out["Python"].add(str(python))
+        if rec.get("sqlite_version"):
+            out["SQLite"].add(str(rec["sqlite_version"]))
+    return out
+
+
+def _joined(values: set[str] | None) -> str:
+    return "/".join(sorted(values)) if values else "none"
+
+
+def _warnings(base: Side, new: Side, common: list[Key], thresholds: Thresholds, alpha: float) -> list[str]:
+    """Everything that may make the verdicts misleading, one line each; none of it stops the comparison."""
+    out = [*base.notes, *new.notes]
+    if not base.machine or not new.machine:
+        which = "baseline" if not base.machine else "new run"
+        out.append(f"the {which} records no machine information: cannot check that both ran on the same machine")
+    else:
+        hb, hn = _host(base.machine), _host(new.machine)
+        if hb[1:] != hn[1:]:
+            out.append(f"different machines (baseline: {', '.join(hb)}; new: {', '.join(hn)}): part of every "
+                       "difference may be the hardware's; compare runs from one machine type")
+        elif hb[0] != hn[0]:
+            out.append(f"different hosts ({hb[0]}, {hn[0]}) with the same CPU ({hb[1]}, {hb[2]}): hosts of one "
+                       "type still differ by a few per cent, so small differences may be the host's")
+    vb, vn = _versions(base, common), _versions(new, common)
+    changed = [f"{d} {_joined(vb.get(d))} → {_joined(vn.get(d))}" for d in sorted(vb.keys() | vn.keys(),
+               key=lambda d: (d not in ("Python", "SQLite"), d.lower())) if vb.get(d) != vn.get(d)]
+    if changed:
+        out.append(f"versions differ: {'; '.join(changed)}: a difference in these cells may come from them")
+    for label, side in (("baseline", base), ("new run", new)):
+        if side.floor is None:
+            out.append(f"the {label} ({side.source}) records no drift floor (written before pytest-ormbench "
+                       "measured one, or too few probes): taken as 0, so only the p-value and the thresholds "
+                       "separate noise from change")
+    if base.schedule and new.schedule and base.schedule != new.schedule:
+        out.append(f"the runs used different schedules (baseline {base.schedule}, new {new.schedule}): "
+                   "drift lands on the arms differently")
+    out.extend(_rounds_warnings(base, new, common, alpha))
+    for pattern in thresholds.unused(c.record for c in [*base.cells.values(), *new.cells.values()]):
+        out.append(f"threshold pattern {pattern!r} matches no cell (a typo?)")
+    return out
+
+
+def _rounds_warnings(base: Side, new: Side, common: list[Key], alpha: float) -> list[str]:
+    groups: dict[tuple[int, int], int] = defaultdict(int)
+    for key in common:
+        groups[(len(base.cells[key].seconds), len(new.cells[key].seconds))] += 1
+    out = []
+    for (nb, nn), count in sorted(groups.items()):
+        if min(nb, nn) >= MIN_ROUNDS and smallest_p(nb, nn) < alpha:
+            continue
+        floor_p = smallest_p(nb, nn)
+        what = (f"so at alpha {alpha:g} none of them can ever be flagged" if floor_p >= alpha else
+                "so only rounds that do not overlap at all can be flagged")
+        out.append(f"{count} cell(s) have {nb} round(s) in the baseline and {nn} in the new run: the smallest "
+                   f"two-sided p-value Mann–Whitney can give for {nb} against {nn} is {floor_p:.3g}, {what}; "
+                   "use 5 rounds per side (--ormbench-rounds=5)")
+    return out
+
+
+# -- rendering ------------------------------------------------------------------------------------
+
+def _pct(fraction: float | None, signed: bool = False) -> str:
+    if fraction is None:
+        return "—"
+    if math.isinf(fraction):
+        return "+∞" if fraction > 0 else "−∞"
+    return f"{fraction * 100:+.1f}%" if signed else f"{fraction * 100:.3g}%"
+
+
+def _p(p: float | None) -> str:
+    return "—" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
+
+
+def _row(r: CellResult, verdict: bool = True) -> list[str]:
+    row = [r.id, fmt_rate(r.base.rows_per_s) if r.base else "—", fmt_rate(r.new.rows_per_s) if r.new else "—",
+           _pct(r.change, signed=True), "—" if r.ratio is None else f"×{r.ratio:.2f}", _p(r.p), _pct(r.threshold)]
+    return row + [r.category] if verdict else row
+
+
+#: "median time" is new / baseline, the figure the threshold applies to (×1.10 is 10 % slower)
+HEADER = ["cell", "baseline rows/s", "new rows/s", "rows/s change", "median time", "p", "threshold"]
+
+
+def _table(title: str, rows: list[CellResult], verdict: bool = True) -> Table:
+    return Table(title, HEADER + (["verdict"] if verdict else []), [_row(r, verdict) for r in rows])
+
+
+def _floor_line(cmp: Comparison) -> str:
+    if cmp.base.floor is None and cmp.new.floor is None:
+        return "drift floor: recorded by neither run, taken as 0"
+
+    def one(side: Side) -> str:
+        return "not recorded" if side.floor is None else _pct(side.floor)
+    return (f"drift floor {_pct(cmp.floor)} (the larger of baseline {one(cmp.base)} and new {one(cmp.new)}): "
+            "smaller differences are within noise")
+
+
+def _settings_line(cmp: Comparison) -> str:
+    return f"alpha {cmp.alpha:g}; thresholds: {cmp.thresholds.describe()}"
+
+
+def render_text(cmp: Comparison) -> str:
+    """The comparison as a terminal table, sorted by verdict then cell id."""
+    lines = [f"pytest-ormbench comparison: baseline {cmp.base.source} ({cmp.base.datetime or 'date unknown'}) "
+             f"vs new {cmp.new.source} ({cmp.new.datetime or 'date unknown'})",
+             text_table(_table("rows/s per cell (change: positive is faster; median time: new/baseline; "
+                               "p: Mann-Whitney U, two-sided)",
+                               cmp.cells)),
+             "",
+             f"{cmp.headline()} ({len(cmp.cells)} cells)",
+             _settings_line(cmp),
+             _floor_line(cmp)]
+    lines += [f"warning: {w}" for w in cmp.warnings]
+    return "\n".join(lines) + "\n"
+
+
+def _md_escape(text: str) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def _md_table(t: Table) -> str:
+    """A GitHub table, figures right-aligned (no heading: the caller places the table)."""
+    align = ["---" if i == 0 or h in ("verdict",) else "---:" for i, h in enumerate(t.header)]
+    return "\n".join("| " + " | ".join(_md_escape(c) for c in row) + " |" for row in [t.header, align, *t.rows])
+
+
+def _side_facts(side: Side) -> dict[str, str]:
+    recs = [c.record for c in side.cells.values()]
+    versions = _versions(side, side.cells)
+    rounds = sorted({len(c.seconds) for c in side.cells.values()})
+    packages = sorted((d, v) for d, v in versions.items() if d not in ("Python", "SQLite"))
+    return {
+        "source": side.source,
+        "date": side.datetime or "unknown",
+        "node": str(side.machine.get("node") or "unknown"),
+        "CPU": _machine(side.machine) if side.machine else "unknown",
+        "Python": _joined(versions.get("Python")) if versions.get("Python") else "unknown",
+        "SQLite": _joined(versions.get("SQLite")) if versions.get("SQLite") else "unknown",
+        "packages": ", ".join(f"{d} {_joined(v)}" for d, v in packages) or "none recorded",
+        "cells": str(len(recs)),
+        "rounds per cell": "—" if not rounds else "–".join(dict.fromkeys(str(r) for r in (rounds[0], rounds[-1]))),
+        "schedule": side.schedule or "not recorded",
+        "drift floor": "not recorded" if side.floor is None else _pct(side.floor),
+    }
+
+
+def render_markdown(cmp: Comparison) -> str:
+    """The comparison for a pull-request comment: the verdicts that matter first, the rest folded away."""
+    parts = ["### pytest-ormbench: comparison with the baseline", "",
+             f"{cmp.headline(bold=True)} ({len(cmp.cells)} cells)."
+             + (f" {len(cmp.warnings)} warning(s) at the end." if cmp.warnings else ""), "",
+             "Figures are rows/s (higher is better); median time is new over baseline (the threshold applies "
+             "to it); p is the two-sided Mann–Whitney U test on the round times; "
+             f"{_settings_line(cmp)}; {_floor_line(cmp)}.", ""]
+    for category, title in ((REGRESSION, "Regressions"), (IMPROVEMENT, "Improvements")):
+        rows = cmp.of(category)
+        if rows:
+            parts += [f"#### {title}", "", _md_table(_table(title, rows, verdict=False)), ""]
+    rest = [c for c in cmp.cells if c.category not in (REGRESSION, IMPROVEMENT)]
+    if rest:
+        summary = ", ".join(f"{len(cmp.of(c))} {c}" for c in CATEGORIES[2:] if cmp.of(c))
+        parts += [f"<details><summary>{len(rest)} other cell{'s' if len(rest) > 1 else ''}: {summary}</summary>", "",
+                  _md_table(_table("", rest)), "", "</details>", ""]
+    base, new = _side_facts(cmp.base), _side_facts(cmp.new)
+    parts += ["#### The two runs", "", "| | baseline | new |", "| --- | --- | --- |"]
+    parts += [f"| {k} | {_md_escape(base[k])} | {_md_escape(new[k])} |" for k in base]
+    if cmp.warnings:
+        parts += ["", "#### Warnings", "", *(f"- {w}" for w in cmp.warnings)]
+    return "\n".join(parts).rstrip() + "\n"

@@ -1,0 +1,360 @@
+"""Comparing runs: the statistics, the verdicts, every bad input, saved-run lookup and the rendering.
+
+Every document here is synthetic: round times drawn from seeded distributions whose true change is known.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import random
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any, Sequence
+
+import pytest
+
+from pytest_ormbench.cli import main
+from pytest_ormbench.compare import (
+    GONE, IMPROVEMENT, NEW, NOISE, REGRESSION, UNCHANGED, CompareError, Side, Thresholds, compare, load_side,
+    mann_whitney, render_markdown, render_text,
+)
+
+MACHINE = {"node": "runner-1", "machine": "x86_64", "python_version": "3.13.0", "system": "Linux",
+           "release": "6.0", "cpu": {"brand_raw": "Test CPU", "count": 2}}
+PEEWEE_A = ("peewee", "simple", "A", "warm", "default")
+
+
+def rounds(rng: random.Random, seconds: float, spread: float = 0.01, n: int = 5) -> list[float]:
+    """n round times around ``seconds`` with a relative standard deviation of ``spread``."""
+    return [seconds * (1 + rng.gauss(0, spread)) for _ in range(n)]
+
+
+def bench(times: list[float], arm: str = "peewee", model: str = "simple", op: str = "A",
+          op_name: str = "insert_single", **extra: Any) -> dict[str, Any]:
+    """One benchmark as pytest-benchmark writes it, with the plugin's extra_info."""
+    info = {"arm": arm, "arm_label": arm, "model": model, "test": 1, "op": op, "op_name": op_name, "mode": "warm",
+            "table": "default", "rows": 100, "verified": True, "iterations": 100, "batch": 10000,
+            "round_seconds": times, "versions": {"peewee": "3.18.0"} if arm == "peewee" else {},
+            "python": "3.13.0", "sqlite_version": "3.40.1",
+            "settings": {"journal_mode": "delete", "synchronous": "full", "foreign_keys": True}}
+    info.update(extra)
+    return {"name": f"test_orm[{arm}-{model}-{op_name}-warm-default]", "extra_info": info,
+            "stats": {"data": times}}
+
+
+def document(*benchmarks: dict[str, Any], floor: float | None = 0.0, machine: dict[str, Any] | None = None,
+             when: str = "2026-12-01T10:00:00") -> dict[str, Any]:
+    doc: dict[str, Any] = {"machine_info": machine or MACHINE, "datetime": when, "version": "5.1.0",
+                           "benchmarks": list(benchmarks)}
+    if floor is not None:
+        doc["ormbench"] = {"drift_floor": floor, "probes": [], "schedule": "interleaved"}
+    return doc
+
+
+def side(*benchmarks: dict[str, Any], source: str = "doc", **kw: Any) -> Side:
+    return Side.from_document(document(*benchmarks, **kw), source)
+
+
+def write(path: Path, doc: Any) -> Path:
+    path.write_text(json.dumps(doc) if not isinstance(doc, str) else doc)
+    return path
+
+
+def verdict(base_times: list[float], new_times: list[float], thresholds: Sequence[str] = (),
+            floor: float | None = 0.0) -> str:
+    cmp = compare(side(bench(base_times), floor=floor), side(bench(new_times), floor=floor),
+                  Thresholds.parse(list(thresholds)))
+    (cell,) = cmp.cells
+    return cell.category
+
+
+# -- the statistics ------------------------------------------------------------------------------
+
+def test_mann_whitney_exact_values() -> None:
+    # complete separation of 5 against 5: 2 of the C(10, 5) = 252 arrangements are as extreme
+    assert mann_whitney([1, 2, 3, 4, 5], [6, 7, 8, 9, 10]) == (0, pytest.approx(2 / 252))
+    assert mann_whitney([6, 7, 8, 9, 10], [1, 2, 3, 4, 5]) == (25, pytest.approx(2 / 252))
+    # one pair swapped: U = 1, and U <= 1 happens in 2 arrangements per tail
+    assert mann_whitney([1, 2, 3, 4, 6], [5, 7, 8, 9, 10])[1] == pytest.approx(4 / 252)
+    # 3 against 3 can never go below 2/20
+    assert mann_whitney([1, 2, 3], [4, 5, 6])[1] == pytest.approx(0.1)
+    # perfectly interleaved samples from one distribution: U sits at the centre, p = 1
+    assert mann_whitney([1, 4, 5, 8, 9], [2, 3, 6, 7, 10]) == (12, pytest.approx(1.0))
+
+
+def test_exact_distribution_matches_brute_force() -> None:
+    for n, m in [(2, 3), (3, 4), (4, 4), (5, 5), (6, 3)]:
+        values = list(range(n + m))
+        us = Counter(sum(a > b for a in xs for b in set(values) - set(xs))
+                     for xs in itertools.combinations(values, n))
+        total = math.comb(n + m, n)
+        for xs in itertools.islice(itertools.combinations(values, n), 0, None, 7):
+            ys = [v for v in values if v not in xs]
+            u, p = mann_whitney(list(xs), ys)
+            tail = min(u, n * m - u)
+            expected = min(1.0, 2 * sum(c for k, c in us.items() if k <= tail) / total)
+            assert p == pytest.approx(expected), (n, m, xs)
+
+
+def test_mann_whitney_normal_approximation_with_ties() -> None:
+    # By hand: pooled 1 2 3 3 4 4 5 5 6 7; midranks of x = 1 + 2 + 3.5 + 5.5 + 7.5 = 19.5, U = 19.5 - 15 = 4.5.
+    # Mean 12.5; ties: three pairs, sum(t^3 - t) = 18; variance = 25/12 * (11 - 18/90) = 22.5.
+    # z = (|4.5 - 12.5| - 0.5) / sqrt(22.5) = 1.58114; p = 2 * (1 - Phi(1.58114)) = 0.11385.
+    u, p = mann_whitney([1, 2, 3, 4, 5], [3, 4, 5, 6, 7])
+    assert u == 4.5 and p == pytest.approx(0.11385, abs=1e-5)
+    assert mann_whitney([2.0] * 5, [2.0] * 5)[1] == 1.0  # no spread at all: no evidence
+
+
+def test_large_samples_use_the_normal_approximation() -> None:
+    # 21 against 21, separated, no ties: U = 0, z = (220.5 - 0.5) / sqrt(21 * 21 * 43 / 12) = 5.53, p = erfc(z/√2)
+    x, y = list(range(21)), list(range(100, 121))
+    sigma = math.sqrt(21 * 21 * 43 / 12)
+    assert mann_whitney(x, y)[1] == pytest.approx(math.erfc((220.5 - 0.5) / sigma / math.sqrt(2)))
+
+
+# -- verdicts ------------------------------------------------------------------------------------
+
+def test_a_30_percent_slowdown_is_a_regression(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rng = random.Random(1)
+    base, new = rounds(rng, 0.100), rounds(rng, 0.130)
+    cmp = compare(side(bench(base)), side(bench(new)), Thresholds())
+    (cell,) = cmp.regressions
+    assert cell.ratio == pytest.approx(1.3, rel=0.03) and cell.p == pytest.approx(2 / 252)
+    assert cell.change == pytest.approx(1 / cell.ratio - 1)
+    assert cmp.exit_code == 1
+    b, n = write(tmp_path / "base.json", document(bench(base))), write(tmp_path / "new.json", document(bench(new)))
+    assert main(["compare", str(b), str(n)]) == 1
+    out = capsys.readouterr().out
+    assert "peewee-simple-insert_single-warm-default" in out and "regression" in out
+
+
+def test_a_2_percent_change_inside_the_noise_is_not_flagged() -> None:
+    rng = random.Random(2)
+    assert verdict(rounds(rng, 0.100, spread=0.03), rounds(rng, 0.102, spread=0.03)) == NOISE
+
+
+def test_the_drift_floor_absorbs_a_small_significant_difference() -> None:
+    rng = random.Random(3)
+    base, new = rounds(rng, 0.100, spread=0.003), rounds(rng, 0.104, spread=0.003)
+    assert mann_whitney(new, base)[1] < 0.05  # the 4 % is real for this run...
+    assert verdict(base, new, ["*=3"], floor=0.05) == NOISE  # ...but smaller than what the machine drifts by
+    assert verdict(base, new, ["*=3"], floor=None) == REGRESSION
+    assert verdict(base, new, floor=None) == UNCHANGED  # significant, beyond the floor, inside 10 %
+
+
+def test_the_floor_is_the_larger_of_the_two_sides() -> None:
+    rng = random.Random(3)
+    base, new = rounds(rng, 0.100, spread=0.003), rounds(rng, 0.104, spread=0.003)
+    cmp = compare(side(bench(base), floor=0.01), side(bench(new), floor=0.05), Thresholds.parse(["*=3"]))
+    assert cmp.floor == 0.05 and cmp.cells[0].category == NOISE
+
+
+def test_thresholds_per_cell_and_the_last_match_wins() -> None:
+    rng = random.Random(4)
+    base, new = rounds(rng, 0.100), rounds(rng, 0.115)
+    assert verdict(base, new) == REGRESSION
+    assert verdict(base, new, ["peewee=20"]) == UNCHANGED
+    assert verdict(base, new, ["peewee=20", "simple=12"]) == REGRESSION
+    assert verdict(base, new, ["simple=12", "peewee=20"]) == UNCHANGED
+    assert verdict(base, new, ["peewee=20,*=12"]) == REGRESSION
+    for pattern in ("A", "insert_single", "peewee-simple-*", "*-warm-default"):
+        assert verdict(base, new, [f"{pattern}=20"]) == UNCHANGED, pattern
+    for pattern in ("sqlalchemy", "fk", "B", "insert_bulk", "peewee-fk-*"):
+        assert verdict(base, new, [f"{pattern}=20"]) == REGRESSION, pattern
+
+
+@pytest.mark.parametrize("spec", ["peewee", "peewee=", "=15", "peewee=abc", "peewee=-5"])
+def test_bad_threshold_is_one_line(spec: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(CompareError, match="threshold"):
+        Thresholds.parse([spec])
+    doc = write(tmp_path / "x.json", document(bench([0.1] * 5)))
+    assert main(["compare", str(doc), str(doc), "--threshold", spec]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ormbench: error: threshold") and len(err.strip().splitlines()) == 1
+
+
+def test_an_improvement(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    rng = random.Random(5)
+    base, new = rounds(rng, 0.100), rounds(rng, 0.070)
+    assert verdict(base, new) == IMPROVEMENT
+    b, n = write(tmp_path / "b.json", document(bench(base))), write(tmp_path / "n.json", document(bench(new)))
+    assert main(["compare", str(b), str(n)]) == 0
+
+
+def test_new_and_gone_cells() -> None:
+    rng = random.Random(6)
+    common = bench(rounds(rng, 0.1))
+    gone = bench(rounds(rng, 0.1), op="B", op_name="insert_batch")
+    added = bench(rounds(rng, 0.1), arm="sqlite3")
+    cmp = compare(side(common, gone), side(common, added), Thresholds())
+    assert [c.id for c in cmp.new_cells] == ["sqlite3-simple-insert_single-warm-default"]
+    assert [c.id for c in cmp.gone] == ["peewee-simple-insert_batch-warm-default"]
+    assert cmp.exit_code == 0 and cmp.counts[NEW] == cmp.counts[GONE] == 1
+
+
+# -- bad input -----------------------------------------------------------------------------------
+
+def _bad_baseline(kind: str, tmp_path: Path) -> Path:
+    path = tmp_path / "base.json"
+    if kind == "missing":
+        return path
+    if kind == "not json":
+        return write(path, "{ not json")
+    if kind == "not pytest-benchmark":
+        return write(path, {"results": []})
+    if kind == "no cells":
+        return write(path, {"benchmarks": [{"name": "test_x", "stats": {"data": [1.0]}, "extra_info": {}}]})
+    if kind == "no common cell":
+        return write(path, document(bench([0.1] * 5, arm="sqlite3", op="B", op_name="insert_batch")))
+    if kind == "sizes":
+        return write(path, document(bench([0.1] * 5, iterations=200, rows=200)))
+    if kind == "settings":
+        return write(path, document(bench([0.1] * 5, settings={"journal_mode": "wal", "synchronous": "normal",
+                                                                  "foreign_keys": True})))
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("missing", "no such file"),
+    ("not json", "not valid JSON"),
+    ("not pytest-benchmark", "not pytest-benchmark JSON"),
+    ("no cells", "no pytest-ormbench cells in it (was it written without the plugin?)"),
+    ("no common cell", "no cell in common: the runs measured different matrices (arms: baseline sqlite3, new "
+                       "peewee; ops: baseline B, new A)"),
+    ("sizes", "not comparable: 1 cell(s) ran with different sizes or SQLite settings in the two runs: "
+              "peewee-simple-insert_single-warm-default (iterations 200 vs 100, rows 200 vs 100)"),
+    ("settings", "peewee-simple-insert_single-warm-default (SQLite settings"),
+])
+def test_bad_baseline_gives_one_line_and_exit_2(kind: str, message: str, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    new = write(tmp_path / "new.json", document(bench([0.1] * 5)))
+    assert main(["compare", str(_bad_baseline(kind, tmp_path)), str(new), "--storage", str(tmp_path / "none")]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert message in captured.err and "Traceback" not in captured.err
+    assert len(captured.err.strip().splitlines()) == 1 and captured.err.startswith("ormbench: error: ")
+
+
+# -- saved runs ----------------------------------------------------------------------------------
+
+def _storage(tmp_path: Path) -> Path:
+    storage = tmp_path / ".benchmarks"
+    runs = storage / "Linux-CPython-3.13-64bit"
+    runs.mkdir(parents=True)
+    for name, seconds, when in [("0001_main", 0.1, "2026-12-01T10:00:00"), ("0002_feature", 0.2, "2026-12-02T10:00:00"),
+                                ("0003_main", 0.3, "2026-12-03T10:00:00")]:
+        write(runs / f"{name}.json", document(bench([seconds] * 5), when=when))
+    return storage
+
+
+@pytest.mark.parametrize("spec, expected", [
+    ("0001", "0001_main"), ("1", "0001_main"), ("0002_feature", "0002_feature"), ("0002_f", "0002_feature"),
+    ("feature", "0002_feature"), ("main", "0003_main"), ("Linux-CPython-3.13-64bit/0001", "0001_main"),
+])
+def test_saved_runs_by_number_or_name(spec: str, expected: str, tmp_path: Path) -> None:
+    loaded = load_side(spec, _storage(tmp_path))
+    assert Path(loaded.source).stem == expected
+
+
+def test_unknown_saved_run_lists_the_storage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    storage = _storage(tmp_path)
+    assert main(["compare", "release", "main", "--storage", str(storage)]) == 2
+    err = capsys.readouterr().err
+    assert "release: no such file, and no run saved with --benchmark-save by that number or name" in err
+    assert "Linux-CPython-3.13-64bit/0001_main.json, Linux-CPython-3.13-64bit/0002_feature.json" in err
+    assert len(err.strip().splitlines()) == 1
+    with pytest.raises(CompareError, match="there is no .* directory"):
+        load_side("main", tmp_path / "nowhere")
+
+
+def test_compare_two_saved_runs_from_the_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # 0.1 s -> 0.3 s, every round alike: two tied groups of 5, so the normal approximation: p = 0.0040
+    assert main(["compare", "0001", "main", "--storage", str(_storage(tmp_path)), "--alpha", "0.01"]) == 1
+    assert "1 regression" in capsys.readouterr().out
+
+
+# -- warnings ------------------------------------------------------------------------------------
+
+def _warnings(base: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    return compare(Side.from_document(base, "b"), Side.from_document(new, "n"), Thresholds()).warnings
+
+
+def test_different_machines_are_a_warning() -> None:
+    times = [0.1, 0.11, 0.12, 0.13, 0.14]
+    other = dict(MACHINE, node="runner-2", cpu={"brand_raw": "Other CPU"})
+    (w,) = _warnings(document(bench(times)), document(bench(times), machine=other))
+    assert w.startswith("different machines (baseline: runner-1, Test CPU, x86_64; new: runner-2, Other CPU, x86_64)")
+    (w,) = _warnings(document(bench(times)), document(bench(times), machine=dict(MACHINE, node="runner-2")))
+    assert w.startswith("different hosts (runner-1, runner-2) with the same CPU (Test CPU, x86_64)")
+
+
+def test_versions_floor_and_rounds_warnings() -> None:
+    times = [0.1, 0.11, 0.12]
+    base = document(bench(times, versions={"peewee": "3.17.0"}, python="3.12.1"), floor=None)
+    warnings = _warnings(base, document(bench(times)))
+    assert "versions differ: Python 3.12.1 → 3.13.0; peewee 3.17.0 → 3.18.0" in warnings[0]
+    assert "the baseline (b) records no drift floor" in warnings[1]
+    assert "the smallest two-sided p-value Mann–Whitney can give for 3 against 3 is 0.1" in warnings[2]
+    assert len(warnings) == 3
+
+
+def test_unused_threshold_pattern_is_a_warning() -> None:
+    doc = document(bench([0.1, 0.11, 0.12, 0.13, 0.14]))
+    cmp = compare(Side.from_document(doc, "b"), Side.from_document(doc, "n"), Thresholds.parse(["pewee=20"]))
+    assert cmp.warnings == ["threshold pattern 'pewee' matches no cell (a typo?)"]
+
+
+# -- rendering and the live session -------------------------------------------------------------
+
+def _mixed() -> tuple[Side, Side]:
+    rng = random.Random(7)
+    ops = [("A", "insert_single", 1.30), ("B", "insert_batch", 0.70), ("C", "insert_bulk", 1.00),
+           ("D", "filter_large", 1.25)]
+    base = [bench(rounds(rng, 0.1), op=o, op_name=name) for o, name, _ in ops]
+    new = [bench(rounds(rng, 0.1 * f), op=o, op_name=name) for o, name, f in ops]
+    return side(*base, floor=0.02), side(*new, floor=0.03)
+
+
+def test_text_table_is_sorted_by_verdict_then_id() -> None:
+    cmp = compare(*_mixed(), Thresholds())
+    assert [(r.category, r.key[2]) for r in cmp.cells] == [(REGRESSION, "D"), (REGRESSION, "A"),
+                                                           (IMPROVEMENT, "B"), (NOISE, "C")]
+    text = render_text(cmp)
+    lines = text.splitlines()
+    expected = ("filter_large", "insert_single", "insert_batch", "insert_bulk")
+    order = [i for op in expected for i, line in enumerate(lines) if line.startswith(f"peewee-simple-{op}-")]
+    assert order == sorted(order) and len(order) == 4
+    assert "2 regressions, 1 improvement, 1 within noise (4 cells)" in text
+    assert "drift floor 3% (the larger of baseline 2% and new 3%)" in text
+
+
+def test_markdown_has_the_headline_and_the_regressions_table_first() -> None:
+    md = render_markdown(compare(*_mixed(), Thresholds.parse(["insert_bulk=5"])))
+    assert "**2 regressions**, 1 improvement, 1 within noise (4 cells)." in md
+    regressions = md.index("#### Regressions")
+    assert regressions < md.index("#### Improvements") < md.index("<details>") < md.index("#### The two runs")
+    table = md[regressions:md.index("#### Improvements")]
+    assert "| cell | baseline rows/s | new rows/s | rows/s change | median time | p | threshold |" in table
+    assert "| peewee-simple-insert_single-warm-default |" in table and "| 0.008 | 10% |" in table
+    assert "<details><summary>1 other cell: 1 within noise</summary>" in md
+    assert "| drift floor | 2% | 3% |" in md and "| packages | peewee 3.18.0 | peewee 3.18.0 |" in md
+
+
+def test_side_from_live_records() -> None:
+    rng = random.Random(8)
+    base = side(bench(rounds(rng, 0.1)))
+    record = bench(rounds(rng, 0.2))["extra_info"]
+    new = Side.from_records([record], MACHINE, 0.01, schedule="interleaved")
+    cmp = compare(base, new, Thresholds())
+    assert new.source == "this run" and new.datetime and cmp.regressions[0].key == PEEWEE_A
+
+
+def test_compare_imports_no_orm_and_no_pytest() -> None:
+    code = ("import sys, pytest_ormbench.compare;"
+            "bad=[m for m in ('peewee','sqlalchemy','django','tortoise','piccolo','ormar','sqlobject','objectbox',"
+            "'sqlmodel','pytest') if m in sys.modules]; print(bad); sys.exit(bool(bad))")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0
