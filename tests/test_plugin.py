@@ -248,3 +248,55 @@ def test_bad_schedule_and_alpha_are_usage_errors(bench: pytest.Pytester) -> None
         result = bench.runpytest(option)
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         result.stderr.fnmatch_lines([message])
+
+
+# -- comparison with a baseline ----------------------------------------------
+
+CMP_CELL = ("--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=D", "--ormbench-mode=warm",
+            "--ormbench-rounds=5")
+
+
+def test_compare_flags_a_cell_slower_than_its_baseline_and_exits_1(bench: pytest.Pytester) -> None:
+    result, doc = _run_json(bench, *CMP_CELL)
+    result.assert_outcomes(passed=1)
+    assert doc["ormbench"]["drift_floor"] is not None
+    # a baseline in which the same cell was ten times faster: this run must be a regression
+    for b in doc["benchmarks"]:
+        b["stats"]["data"] = [t / 10 for t in b["stats"]["data"]]
+        b["extra_info"]["round_seconds"] = [t / 10 for t in b["extra_info"]["round_seconds"]]
+    (bench.path / "baseline.json").write_text(json.dumps(doc))
+    result = bench.runpytest(*TINY, *CMP_CELL, "--ormbench-compare=baseline.json",
+                             "--ormbench-compare-markdown=out/compare.md")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*pytest-ormbench: comparison with the baseline*",
+                                 "*sqlite3-simple-filter_large-warm-default*regression*"])
+    assert "**1 regression**" in (bench.path / "out" / "compare.md").read_text()
+
+
+def test_compare_with_itself_passes(bench: pytest.Pytester) -> None:
+    result, doc = _run_json(bench, *CMP_CELL)
+    (bench.path / "baseline.json").write_text(json.dumps(doc))
+    # ten times slower baseline: this run is an improvement, never a failure
+    for b in doc["benchmarks"]:
+        b["stats"]["data"] = [t * 10 for t in b["stats"]["data"]]
+        b["extra_info"]["round_seconds"] = [t * 10 for t in b["extra_info"]["round_seconds"]]
+    (bench.path / "slow.json").write_text(json.dumps(doc))
+    result = bench.runpytest(*TINY, *CMP_CELL, "--ormbench-compare=slow.json")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["*No regressions, 1 improvement*"])
+
+
+@pytest.mark.parametrize(("setup", "option", "message"), [
+    (None, "--ormbench-compare=nothere.json", "*--ormbench-compare: nothere.json: no such file*"),
+    ("not json", "--ormbench-compare=b.json", "*--ormbench-compare: *b.json: not valid JSON*"),
+    ('{"benchmarks": []}', "--ormbench-compare=b.json", "*--ormbench-compare: *b.json: no pytest-ormbench cells*"),
+    (None, "--ormbench-threshold=peewee", "*--ormbench-threshold: threshold 'peewee': expected PATTERN=PERCENT*"),
+])
+def test_bad_baselines_are_one_line_usage_errors(bench: pytest.Pytester, setup: str | None, option: str,
+                                                  message: str) -> None:
+    if setup is not None:
+        (bench.path / "b.json").write_text(setup)
+    result = bench.runpytest(option)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+    assert "Traceback" not in result.stderr.str() + result.stdout.str()

@@ -53,13 +53,16 @@ def _load_baseline(config: pytest.Config, run) -> None:  # noqa: ANN001
 
     try:
         thresholds = Thresholds.parse(list(run.thresholds))
-        if not run.compare:
-            return
+    except CompareError as exc:
+        raise pytest.UsageError(f"--ormbench-threshold: {exc}") from None
+    if not run.compare:
+        return
+    try:
         spec = run.compare
         if not Path(spec).is_absolute() and (Path(str(config.invocation_params.dir)) / spec).exists():
             spec = str(Path(str(config.invocation_params.dir)) / spec)
         baseline = load_side(spec, _benchmark_storage(config))
-    except (CompareError, ValueError) as exc:
+    except CompareError as exc:
         raise pytest.UsageError(f"--ormbench-compare: {exc}") from None
     config.stash[BASELINE_KEY] = (baseline, thresholds)
 
@@ -132,7 +135,7 @@ def _finish(session: pytest.Session) -> None:
 
     baseline, thresholds = loaded
     machine = _machine_info(session.config)
-    new = Side.from_records(ob.records, machine, ob.run_facts()["drift_floor"])
+    new = Side.from_records(ob.records, machine, ob.run_facts()["drift_floor"], schedule=ob.run.schedule)
     try:
         result = compare(baseline, new, thresholds, ob.run.alpha)
     except CompareError as exc:
