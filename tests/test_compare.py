@@ -191,8 +191,8 @@ def test_new_and_gone_cells() -> None:
     gone = bench(rounds(rng, 0.1), op="B", op_name="insert_batch")
     added = bench(rounds(rng, 0.1), arm="sqlite3")
     cmp = compare(side(common, gone), side(common, added), Thresholds())
-    assert [c.id for c in cmp.new_cells] == ["sqlite3-simple-insert_single-warm-default"]
-    assert [c.id for c in cmp.gone] == ["peewee-simple-insert_batch-warm-default"]
+    assert [c.id for c in cmp.of(NEW)] == ["sqlite3-simple-insert_single-warm-default"]
+    assert [c.id for c in cmp.of(GONE)] == ["peewee-simple-insert_batch-warm-default"]
     assert cmp.exit_code == 0 and cmp.counts[NEW] == cmp.counts[GONE] == 1
 
 

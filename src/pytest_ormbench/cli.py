@@ -58,25 +58,31 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from .compare import CompareError, Thresholds, compare, load_side, render_markdown, render_text
+    from .compare import Thresholds, compare, load_side, render_markdown, render_text
 
-    try:
-        thresholds = Thresholds.parse(args.threshold)
-        result = compare(load_side(args.baseline, args.storage), load_side(args.new, args.storage),
-                         thresholds, args.alpha)
-        if args.markdown_out is not None:
-            args.markdown_out.parent.mkdir(parents=True, exist_ok=True)
-            args.markdown_out.write_text(render_markdown(result), encoding="utf-8")
-    except CompareError as exc:
-        print(f"ormbench: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"ormbench: error: {exc.filename or ''}: {exc.strerror}", file=sys.stderr)
-        return 2
+    thresholds = Thresholds.parse(args.threshold)
+    result = compare(load_side(args.baseline, args.storage), load_side(args.new, args.storage),
+                     thresholds, args.alpha)
+    if args.markdown_out is not None:
+        args.markdown_out.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown_out.write_text(render_markdown(result), encoding="utf-8")
     sys.stdout.write(render_markdown(result) if args.format == "markdown" else render_text(result))
     if args.markdown_out is not None:
         print(f"ormbench: wrote {args.markdown_out}", file=sys.stderr)
     return result.exit_code
+
+
+def _report(args: argparse.Namespace) -> int:
+    fmt = args.format or ("text" if args.output is None and sys.stdout.isatty() else "markdown")
+    charts = None
+    if not args.no_charts and fmt == "markdown":
+        charts = args.charts or (args.output.parent / "charts" if args.output else None)
+    text = write_report(load(args.files), args.output, fmt, charts)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        print(f"ormbench: wrote {args.output}", file=sys.stderr)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,26 +98,16 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--no-charts", action="store_true", help="write no charts")
     _add_compare(sub)
     args = parser.parse_args(argv)
-    if args.command == "compare":
-        return _compare(args)
-    fmt = args.format or ("text" if args.output is None and sys.stdout.isatty() else "markdown")
-    charts = None
-    if not args.no_charts and fmt == "markdown":
-        charts = args.charts or (args.output.parent / "charts" if args.output else None)
+    from .compare import CompareError
+
     try:
-        runs = load(args.files)
-        text = write_report(runs, args.output, fmt, charts)
-    except ReportError as exc:
+        return _compare(args) if args.command == "compare" else _report(args)
+    except (ReportError, CompareError) as exc:  # bad input: one line, never a traceback
         print(f"ormbench: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
         print(f"ormbench: error: {exc.filename or ''}: {exc.strerror}", file=sys.stderr)
         return 2
-    if args.output is None:
-        sys.stdout.write(text)
-    else:
-        print(f"ormbench: wrote {args.output}", file=sys.stderr)
-    return 0
 
 
 if __name__ == "__main__":

@@ -351,22 +351,6 @@ class Comparison:
         return self.of(IMPROVEMENT)
 
     @property
-    def unchanged(self) -> list[CellResult]:
-        return self.of(UNCHANGED)
-
-    @property
-    def within_noise(self) -> list[CellResult]:
-        return self.of(NOISE)
-
-    @property
-    def new_cells(self) -> list[CellResult]:
-        return self.of(NEW)
-
-    @property
-    def gone(self) -> list[CellResult]:
-        return self.of(GONE)
-
-    @property
     def counts(self) -> dict[str, int]:
         return {cat: len(self.of(cat)) for cat in CATEGORIES}
 
