@@ -119,3 +119,17 @@ def test_reporter_imports_no_orm() -> None:
             "bad=[m for m in ('peewee','sqlalchemy','django','tortoise','piccolo','ormar','sqlobject','objectbox',"
             "'sqlmodel','pytest') if m in sys.modules]; print(bad); sys.exit(bool(bad))")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_drift_floor_is_shown_in_the_header(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = json.loads((DATA / "cold.json").read_text())
+    doc["ormbench"] = {"schedule": "interleaved", "drift_floor": 0.0734,
+                       "probes": [{"when": "start", "rows_per_s": 100.0}, {"when": "after round 1", "rows_per_s": 107.34}]}
+    path = tmp_path / "floor.json"
+    path.write_text(json.dumps(doc))
+    assert main(["report", str(path), "--format", "text"]) == 0
+    out = capsys.readouterr().out
+    assert f"Drift floor (spread of a fixed sqlite3 probe over the run; smaller differences are noise): {path}: 7.3% " \
+           "(interleaved rounds, 2 probes)" in out
+    assert main(["report", str(DATA / "cold.json"), "--format", "text"]) == 0
+    assert "Drift floor" not in capsys.readouterr().out  # files from before the probe: no line
