@@ -116,7 +116,9 @@ PROBE_ARMS = textwrap.dedent(
 
 PROBES = [f"probe_arms:{c}" for c in ("ProbeArm", "LazyArm", "AutoincrementArm", "NoRestoreArm", "SlothArm")]
 
-TINY = ["--ormbench-iterations=5", "--ormbench-batch=50", "--ormbench-rounds=1", "-p", "no:cacheprovider"]
+#: tiny sizes, and no drift probe (a fixed, second-long workload) unless a test asks for it
+TINY = ["--ormbench-iterations=5", "--ormbench-batch=50", "--ormbench-rounds=1", "--ormbench-probe=off",
+        "-p", "no:cacheprovider"]
 
 
 @pytest.fixture

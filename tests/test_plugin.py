@@ -208,7 +208,7 @@ def _slots(data: dict) -> dict[str, list[int]]:
 def test_interleaved_rounds_rotate_the_arm_order(bench: pytest.Pytester) -> None:
     result, data = _run_json(bench, *register("ProbeArm"), "--ormbench-arms=sqlite3,probe",
                              "--ormbench-models=simple", "--ormbench-ops=D", "--ormbench-mode=warm",
-                             "--ormbench-rounds=3")
+                             "--ormbench-rounds=3", "--ormbench-probe=on")
     result.assert_outcomes(passed=2)
     # round 1: sqlite3, probe; round 2: probe, sqlite3; round 3: sqlite3, probe
     assert _slots(data) == {"sqlite3": [0, 3, 4], "probe": [1, 2, 5]}
@@ -225,7 +225,8 @@ def test_interleaved_rounds_rotate_the_arm_order(bench: pytest.Pytester) -> None
 def test_back_to_back_rounds_and_three_probes(bench: pytest.Pytester) -> None:
     result, data = _run_json(bench, *register("ProbeArm"), "--ormbench-arms=sqlite3,probe",
                              "--ormbench-models=simple", "--ormbench-ops=D,F", "--ormbench-mode=warm",
-                             "--ormbench-rounds=2", "--ormbench-schedule=back-to-back")
+                             "--ormbench-rounds=2", "--ormbench-schedule=back-to-back",
+                             "--ormbench-probe=on")
     result.assert_outcomes(passed=4)
     slots = sorted(b["extra_info"]["round_slots"] for b in data["benchmarks"])
     assert slots == [[0, 1], [2, 3], [4, 5], [6, 7]]
@@ -242,9 +243,18 @@ def test_a_failing_cell_leaves_the_interleaved_schedule_and_the_others_report(be
     result.stdout.fnmatch_lines(["*lazy-simple-insert_batch-warm-default: verification failed*"])
 
 
+def test_probe_off_records_no_floor(bench: pytest.Pytester) -> None:
+    result, data = _run_json(bench, "--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=D",
+                             "--ormbench-mode=warm", "--ormbench-rounds=2")
+    result.assert_outcomes(passed=1)
+    assert data["ormbench"]["probes"] == [] and data["ormbench"]["drift_floor"] is None
+    result.stdout.fnmatch_lines(["*drift floor unknown (sqlite3 probe, rows/s: none)*"])
+
+
 def test_bad_schedule_and_alpha_are_usage_errors(bench: pytest.Pytester) -> None:
     for option, message in (("--ormbench-schedule=random", "*--ormbench-schedule: unknown value 'random'*"),
-                            ("--ormbench-alpha=5", "*--ormbench-alpha: expected a number between 0 and 1*")):
+                            ("--ormbench-alpha=5", "*--ormbench-alpha: expected a number between 0 and 1*"),
+                            ("--ormbench-probe=maybe", "*--ormbench-probe: unknown value 'maybe'*")):
         result = bench.runpytest(option)
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         result.stderr.fnmatch_lines([message])
@@ -257,9 +267,10 @@ CMP_CELL = ("--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-o
 
 
 def test_compare_flags_a_cell_slower_than_its_baseline_and_exits_1(bench: pytest.Pytester) -> None:
-    result, doc = _run_json(bench, *CMP_CELL)
+    result, doc = _run_json(bench, *CMP_CELL, "--ormbench-probe=on")
     result.assert_outcomes(passed=1)
     assert doc["ormbench"]["drift_floor"] is not None
+    assert doc["ormbench"]["probe"]["batch"] == 10000  # the probe's own sizes, not the run's
     # a baseline in which the same cell was ten times faster: this run must be a regression
     for b in doc["benchmarks"]:
         b["stats"]["data"] = [t / 10 for t in b["stats"]["data"]]

@@ -26,6 +26,7 @@ import pytest
 
 from .contract import MODELS, OPS_BY_LETTER
 from .options import RunConfig
+from .plan import CellPlan, Sizes, make_plan
 from .registry import ArmEntry
 from .runner import Cell
 from .stats import drift_floor, geometric_mean, median, rows_per_second
@@ -33,7 +34,10 @@ from .worker import Worker, WorkerCrashed, child_env
 
 #: the drift probe: raw sqlite3, Test 1, one durable commit (B) and a read path (F), warm
 PROBE_CELLS: tuple[tuple[str, str], ...] = (("simple", "B"), ("simple", "F"))
-PROBE_ROUNDS = 3
+PROBE_ROUNDS = 5
+#: the probe's own sizes, whatever the run's: a fixed workload (B writes 10,000 rows in one commit, F does
+#: 2,000 gets), long enough (~0.1 s a round) that its own jitter stays below the drift it is there to see
+PROBE_SIZES = Sizes(iterations=1000, batch=10000)
 
 
 def _loadavg() -> float | None:
@@ -131,10 +135,11 @@ class OrmbenchSession:
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     # -- one cell ---------------------------------------------------------------
-    def cell(self, spec: CellSpec, rounds: int, warmup: bool, memory: bool = False) -> Cell:
+    def cell(self, spec: CellSpec, rounds: int, warmup: bool, memory: bool = False,
+             sizes: Sizes | None = None) -> Cell:
         return Cell(
             arm=spec.arm, model=spec.model, op=spec.op, table=spec.table, mode=spec.mode,
-            sizes=self.run.sizes, settings=self.run.settings,
+            sizes=sizes or self.run.sizes, settings=self.run.settings,
             templates_dir=self.tmp / "templates", work_dir=self.tmp / "work",
             rounds=rounds, warmup=warmup, register=self.run.register, memory=memory,
         )
@@ -194,7 +199,7 @@ class OrmbenchSession:
     # -- the drift probe --------------------------------------------------------
     def probe(self, when: str) -> None:
         """Time the fixed sqlite3 probe once (median of a few warm rounds); never fails the run."""
-        if not self.timed or "sqlite3" not in self.arms:
+        if not self.timed or not self.run.probe or "sqlite3" not in self.arms:
             return
         figures = []
         try:
@@ -202,12 +207,11 @@ class OrmbenchSession:
                 self._probe_worker = self.fresh()
             for model, op in PROBE_CELLS:
                 spec = CellSpec("sqlite3", model, op, "warm", "default")
-                self._ask(self._probe_worker, spec, {"cmd": "build", "cell": self.cell(spec, 1, False).to_json()},
-                          persistent=False)
-                reply = self._ask(self._probe_worker, spec,
-                                  {"cmd": "run", "cell": self.cell(spec, PROBE_ROUNDS, True).to_json()},
-                                  persistent=False)
-                rows = self._plan(spec).rows
+                build = self.cell(spec, 1, False, sizes=PROBE_SIZES)
+                self._ask(self._probe_worker, spec, {"cmd": "build", "cell": build.to_json()}, persistent=False)
+                run = self.cell(spec, PROBE_ROUNDS, True, sizes=PROBE_SIZES)
+                reply = self._ask(self._probe_worker, spec, {"cmd": "run", "cell": run.to_json()}, persistent=False)
+                rows = make_plan(model, op, "default", PROBE_SIZES).rows
                 figures.append(rows_per_second(rows, [r["seconds"] for r in reply["rounds"]]))
         except CellProblem as exc:
             self.probe_notes.append(f"drift probe at {when} failed: {exc.message}")
@@ -223,7 +227,8 @@ class OrmbenchSession:
             "drift_floor": drift_floor(figures),
             "probes": self.probes,
             "probe": {"arm": "sqlite3", "cells": [f"{m}-{OPS_BY_LETTER[o].name}-warm-default" for m, o in PROBE_CELLS],
-                      "rounds": PROBE_ROUNDS, "figure": "geometric mean of the cells' median rows/s"},
+                      "rounds": PROBE_ROUNDS, "iterations": PROBE_SIZES.iterations, "batch": PROBE_SIZES.batch,
+                      "figure": "geometric mean of the cells' median rows/s"},
             "notes": self.probe_notes,
         }
 
@@ -314,9 +319,7 @@ class OrmbenchSession:
             self.records.append(record)
         return record
 
-    def _plan(self, spec: CellSpec):  # noqa: ANN202
-        from .plan import make_plan
-
+    def _plan(self, spec: CellSpec) -> CellPlan:
         return make_plan(spec.model, spec.op, spec.table, self.run.sizes)
 
     def _record(self, spec: CellSpec, info: dict[str, Any], results: list[dict[str, Any]],

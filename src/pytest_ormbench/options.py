@@ -69,6 +69,8 @@ OPTIONS: tuple[Option, ...] = (
            "(repeatable; PATTERN is an arm, model, op letter or name, or a glob on the cell id; the last match "
            "wins; default *=10)", kind="linelist", metavar="PATTERN=PCT"),
     Option("alpha", "0.05", "significance level of the comparison's Mann-Whitney U test"),
+    Option("probe", "on", "on: time the fixed sqlite3 drift probe at the start, after every interleaved round "
+           "(back-to-back: middle and end) and record the run's drift floor; off: no probe, no floor"),
 )
 
 
@@ -114,6 +116,7 @@ class RunConfig:
     compare_markdown: str = ""
     thresholds: tuple[str, ...] = ()
     alpha: float = 0.05
+    probe: bool = True
 
 
 def _split(value: str) -> list[str]:
@@ -198,11 +201,12 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
     sync = _one("--ormbench-sqlite-synchronous", get("sqlite-synchronous"), tuple(SYNCHRONOUS))
     schedule = _one("--ormbench-schedule", get("schedule"), SCHEDULES)
     alpha = _fraction("--ormbench-alpha", get("alpha"))
+    probe = _one("--ormbench-probe", get("probe"), ("on", "off")) == "on"
     return RunConfig(
         arms=arms, models=models, ops=ops, modes=modes, tables=tables, rounds=rounds,
         sizes=Sizes(iterations, batch), settings=Settings(journal, sync),
         verify_only=bool(get("verify-only")), register=register,
         memory=bool(get("memory")), report=str(get("report") or "").strip(), schedule=schedule,
         compare=str(get("compare") or "").strip(), compare_markdown=str(get("compare-markdown") or "").strip(),
-        thresholds=tuple(t.strip() for t in (get("threshold") or ()) if t.strip()), alpha=alpha,
+        thresholds=tuple(t.strip() for t in (get("threshold") or ()) if t.strip()), alpha=alpha, probe=probe,
     )

@@ -24,6 +24,8 @@ def _pyplot():
         import matplotlib.pyplot as plt
     except ImportError:
         raise ChartsUnavailable(MISSING_MATPLOTLIB) from None
+    # fixed SVG ids: the same JSON gives byte-identical charts, so regenerated results diff cleanly
+    plt.rcParams["svg.hashsalt"] = "pytest-ormbench"
     return plt
 
 
