@@ -175,17 +175,14 @@ class OrmbenchSession:
         return results, pids
 
     def _rounds_unnumbered(self, spec: CellSpec, rounds: int, memory: bool) -> tuple[list[dict[str, Any]], list[int]]:
-        warm = spec.mode == "warm"
-        if warm and not self.interleaved:
+        if spec.mode == "warm":
             payload = {"cmd": "run", "cell": self.cell(spec, rounds, True, memory).to_json()}
             reply = self._ask(self.persistent(spec.arm), spec, payload, persistent=True)
             return reply["rounds"], [reply["pid"]]
-        # cold, and interleaved warm: every round in a fresh process (warm: warm-up, restore, time), so that
-        # the rounds sample what differs between processes (memory layout, hash seeds) instead of sharing it
         results: list[dict[str, Any]] = []
         pids: list[int] = []
         for r in range(rounds):
-            payload = {"cmd": "run", "cell": self.cell(spec, 1, warm, memory and r == rounds - 1).to_json()}
+            payload = {"cmd": "run", "cell": self.cell(spec, 1, False, memory and r == rounds - 1).to_json()}
             worker = self.fresh()
             try:
                 reply = self._ask(worker, spec, payload, persistent=False)
