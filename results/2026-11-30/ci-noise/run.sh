@@ -5,6 +5,7 @@
 # Six runs of the same code (z0..z5) for three back-to-back pairs, then runs with the delayed arm slowed by
 # 5, 10, 20 and 40 % (one run each, each compared with all six same-code runs).
 # Last, two runs of the same code with back-to-back rounds (b0, b1), to set against the interleaved pairs.
+# ONLY="z0 d40a" runs just those; OUT and TREE move the output and the tree (see ../ci-noise-2/run.sh).
 # Frozen copy of the tree (src, bench_suites, tests/delay_arm.py, conftest.py, pyproject.toml) in $TREE.
 set -u
 OUT=${OUT:-/work/main/results/2026-11-30/ci-noise}
@@ -16,6 +17,7 @@ MATRIX="--ormbench-arms=sqlite3,delayed,peewee,sqlalchemy --ormbench-models=simp
         --ormbench-table=default --ormbench-rounds=5 --ormbench-batch=1000
         --ormbench-register=tests.delay_arm:DelayedSqlite3Arm"
 run() {  # name slowdown [extra options]
+  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $1 "* ]]; then return; fi
   start=$(date +%s)
   ORMBENCH_TEST_SLOWDOWN=$2 "$PY" -m pytest bench_suites -p no:cacheprovider -q $MATRIX ${3:-} \
     --benchmark-json="$OUT/$1.json" > "$OUT/$1.log" 2>&1
