@@ -3,7 +3,7 @@
 # session per arm so that each arm's JSON is kept as soon as it is done. Python 3.13 venv with
 # pip install -e ".[all,plot]"; the code is a frozen copy of the tree in $TREE.
 # Session 2 ran SQLModel async with the newer tree, keeping the first session's schedule:
-#   ARMS=sqlmodel_async TREE=/tmp/runtree5 EXTRA=--ormbench-schedule=back-to-back ./run-arms.sh
+#   ARMS=sqlmodel_async TREE=/tmp/runtree7 EXTRA=--ormbench-schedule=back-to-back ./run-arms.sh
 set -u
 OUT=${OUT:-/work/main/results/2026-11-30}
 TREE=${TREE:-/tmp/runtree3}
