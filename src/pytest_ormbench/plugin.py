@@ -47,7 +47,7 @@ def _benchmark_storage(config: pytest.Config) -> Path:
     return path if path.is_absolute() else Path(str(config.invocation_params.dir)) / path
 
 
-def _load_baseline(config: pytest.Config, run) -> None:  # noqa: ANN001
+def _load_baseline(config: pytest.Config, run: _options.RunConfig) -> None:
     """Check the baseline and the thresholds before anything runs: a bad one is a usage error."""
     from .compare import CompareError, Thresholds, load_side
 
