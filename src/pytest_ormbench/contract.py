@@ -10,6 +10,7 @@ from __future__ import annotations
 import abc
 import asyncio
 import datetime as dt
+from functools import cached_property
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -94,11 +95,11 @@ class ModelSpec:
     fields: tuple[Field, ...]
     relations: bool = False
 
-    @property
+    @cached_property
     def field_names(self) -> tuple[str, ...]:
         return tuple(f.name for f in self.fields)
 
-    @property
+    @cached_property
     def wide_fields(self) -> tuple[Field, ...]:
         return tuple(f for f in self.fields if f.name.startswith("col_"))
 
@@ -306,7 +307,8 @@ class Arm(abc.ABC):
 
     def fields_of(self, obj: Any) -> dict[str, Any]:
         """Canonical field values of a fetched object (for verification)."""
-        return {name: getattr(obj, name) for name in self.model.field_names}
+        names = self.model.field_names
+        return {name: getattr(obj, name) for name in names}
 
     # -- the operations (A-K) ----------------------------------------------
     def insert_single(self, objs: list[Any]) -> Any:
