@@ -218,7 +218,9 @@ def test_interleaved_rounds_rotate_the_arm_order(bench: pytest.Pytester) -> None
     figures = [p["rows_per_s"] for p in facts["probes"]]
     assert len(figures) == 4 and all(f > 0 for f in figures)
     assert facts["drift_floor"] == pytest.approx((max(figures) - min(figures)) / statistics.median(figures))
-    result.stdout.fnmatch_lines(["*round 2/3 done (arm order: probe, sqlite3)*",
+    result.stdout.fnmatch_lines(["*building and verifying the starting states of 2 cells*",
+                                 "*starting states ready after * s; interleaved schedule: 2 cells x 3 rounds*",
+                                 "*round 2/3 done after * s (arm order: probe, sqlite3)*",
                                  "*schedule: interleaved; drift floor *% (sqlite3 probe, rows/s: *"])
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -241,6 +242,9 @@ class OrmbenchSession:
     def _run_schedule(self) -> dict[CellSpec, Measured]:
         measured: dict[CellSpec, Measured] = {}
         specs = [s for s in self.planned if not self.arms[s.arm].missing()]
+        started = time.monotonic()
+        self._say(f"pytest-ormbench: building and verifying the starting states of {len(specs)} cells "
+                  f"(untimed; on the large table this takes minutes)")
         for spec in specs:
             m = measured[spec] = Measured()
             try:
@@ -253,8 +257,8 @@ class OrmbenchSession:
                 arms.append(spec.arm)
         rounds = self.run.rounds
         memory = self.run.memory
-        self._say(f"pytest-ormbench: interleaved schedule: {len(specs)} cells x {rounds} rounds, "
-                  f"arm order rotated every round")
+        self._say(f"pytest-ormbench: starting states ready after {time.monotonic() - started:.0f} s; "
+                  f"interleaved schedule: {len(specs)} cells x {rounds} rounds, arm order rotated every round")
         self.probe("start")
         for r in range(rounds):
             order = arms[r % len(arms):] + arms[:r % len(arms)] if arms else []
@@ -271,7 +275,8 @@ class OrmbenchSession:
                     m.results.extend(results)
                     m.pids.extend(pids)
             self.probe(f"after round {r + 1}")
-            self._say(f"pytest-ormbench: round {r + 1}/{rounds} done (arm order: {', '.join(order)})")
+            self._say(f"pytest-ormbench: round {r + 1}/{rounds} done after {time.monotonic() - started:.0f} s "
+                      f"(arm order: {', '.join(order)})")
         return measured
 
     # -- one cell ---------------------------------------------------------------
