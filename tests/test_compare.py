@@ -19,7 +19,7 @@ import pytest
 
 from pytest_ormbench.cli import main
 from pytest_ormbench.compare import (
-    GONE, IMPROVEMENT, NEW, NOISE, REGRESSION, UNCHANGED, CompareError, Side, Thresholds, compare, load_side,
+    GONE, IMPROVEMENT, NEW, NOISE, REGRESSION, UNCHANGED, CompareError, Side, Thresholds, compare, holm, load_side,
     mann_whitney, render_markdown, render_text,
 )
 
@@ -302,6 +302,61 @@ def test_versions_floor_and_rounds_warnings() -> None:
     assert len(warnings) == 3
 
 
+def test_holm_adjusted_p_values() -> None:
+    # sorted: 0.01*4, 0.03*3, 0.04*2 -> 0.04, 0.09, 0.08 made non-decreasing -> 0.09; then 0.5
+    assert holm([0.01, 0.04, 0.03, 0.5]) == pytest.approx([0.04, 0.09, 0.09, 0.5])
+    assert holm([0.2]) == [0.2] and holm([]) == []
+
+
+def _noise_matrix(seed: int, cells: int, n: int, slow: dict[int, float] | None = None) -> tuple[Side, Side]:
+    """``cells`` cells whose rounds come from one distribution on both sides, except those in ``slow``."""
+    rng = random.Random(seed)
+    base = [bench(rounds(rng, 0.1, spread=0.1, n=n), op=f"op{i}") for i in range(cells)]
+    new = [bench(rounds(rng, 0.1 * (slow or {}).get(i, 1.0), spread=0.1, n=n), op=f"op{i}") for i in range(cells)]
+    return side(*base), side(*new)
+
+
+def test_holm_keeps_chance_significance_out_of_a_large_matrix() -> None:
+    flagged = {"holm": 0, "none": 0}
+    for seed in range(10):
+        pair = _noise_matrix(seed, 44, 15)
+        for correction in flagged:
+            cmp = compare(*pair, Thresholds.parse(["*=0"]), correction=correction)
+            flagged[correction] += cmp.counts[REGRESSION] + cmp.counts[IMPROVEMENT]
+    assert flagged["holm"] == 0  # 440 cells of pure noise, not one verdict
+    assert flagged["none"] > 5  # uncorrected, about alpha of them come out "significant"
+
+
+def test_holm_still_flags_a_real_slowdown_among_44_cells() -> None:
+    cmp = compare(*_noise_matrix(1, 44, 15, slow={3: 1.3}), Thresholds())
+    assert [r.key[2] for r in cmp.regressions] == ["op3"] and not cmp.improvements
+    (cell,) = cmp.regressions
+    assert cell.p_raw is not None and cell.p == pytest.approx(min(1.0, 44 * cell.p_raw)) and cell.p < 0.05
+    assert "alpha 0.05 for the whole comparison (Holm over 44 cells)" in render_text(cmp)
+
+
+def test_five_rounds_cannot_reach_holm_over_44_cells_and_the_warning_says_how_many_would() -> None:
+    cmp = compare(*_noise_matrix(2, 44, 5, slow={0: 2.0}), Thresholds())
+    assert not cmp.regressions  # even a doubling: 2/252 * 44 > 0.05
+    (warning,) = [w for w in cmp.warnings if "round(s)" in w]
+    assert "44 cell(s) have 5 round(s)" in warning and "none of them can ever be flagged" in warning
+    assert "--ormbench-rounds=8" in warning
+    uncorrected = compare(*_noise_matrix(2, 44, 5, slow={0: 2.0}), Thresholds(), correction="none")
+    assert [r.key[2] for r in uncorrected.regressions][:1] == ["op0"]
+
+
+def test_the_command_takes_the_correction(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    b_side, n_side = _noise_matrix(2, 44, 5, slow={0: 2.0})
+    docs = []
+    for name, s in (("b", b_side), ("n", n_side)):
+        docs.append(write(tmp_path / f"{name}.json", document(*[{"name": c.record.get("test", ""),
+                    "extra_info": c.record, "stats": {"data": c.seconds}} for c in s.cells.values()])))
+    assert main(["compare", str(docs[0]), str(docs[1])]) == 0
+    assert "(Holm over 44 cells)" in capsys.readouterr().out
+    assert main(["compare", "--correction", "none", str(docs[0]), str(docs[1])]) == 1
+    assert "alpha 0.05 per cell (no correction for the 44 cells tested)" in capsys.readouterr().out
+
+
 def test_unused_threshold_pattern_is_a_warning() -> None:
     doc = document(bench([0.1, 0.11, 0.12, 0.13, 0.14]))
     cmp = compare(Side.from_document(doc, "b"), Side.from_document(doc, "n"), Thresholds.parse(["pewee=20"]))
@@ -339,7 +394,8 @@ def test_markdown_has_the_headline_and_the_regressions_table_first() -> None:
     assert regressions < md.index("#### Improvements") < md.index("<details>") < md.index("#### The two runs")
     table = md[regressions:md.index("#### Improvements")]
     assert "| cell | baseline rows/s | new rows/s | rows/s change | median time | p | threshold |" in table
-    assert "| peewee-simple-insert_single-warm-default |" in table and "| 0.008 | 10% |" in table
+    # 2/252 for each cell, times 4 for Holm over the four cells
+    assert "| peewee-simple-insert_single-warm-default |" in table and "| 0.032 | 10% |" in table
     assert "<details><summary>1 other cell: 1 within noise</summary>" in md
     assert "| drift floor | 2% | 3% |" in md and "| packages | peewee 3.18.0 | peewee 3.18.0 |" in md
 

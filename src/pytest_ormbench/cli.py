@@ -49,7 +49,10 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                           "arm, model, op letter or op name, or a glob on the cell id; repeatable, the last "
                           "match wins")
     cmp.add_argument("--alpha", type=float, default=0.05, help="significance level of the Mann-Whitney U test "
-                     "(default 0.05)")
+                     "for the whole comparison (default 0.05)")
+    cmp.add_argument("--correction", choices=("holm", "none"), default="holm",
+                     help="holm (default): alpha bounds the chance of any false alarm among all cells; "
+                          "none: each cell is tested at alpha")
     cmp.add_argument("--storage", type=Path, default=Path(".benchmarks"),
                      help="where --benchmark-save keeps runs (default .benchmarks)")
     cmp.add_argument("--format", choices=("text", "markdown"), default="text", help="output (default text)")
@@ -62,7 +65,7 @@ def _compare(args: argparse.Namespace) -> int:
 
     thresholds = Thresholds.parse(args.threshold)
     result = compare(load_side(args.baseline, args.storage), load_side(args.new, args.storage),
-                     thresholds, args.alpha)
+                     thresholds, args.alpha, args.correction)
     if args.markdown_out is not None:
         args.markdown_out.parent.mkdir(parents=True, exist_ok=True)
         args.markdown_out.write_text(render_markdown(result), encoding="utf-8")

@@ -14,9 +14,16 @@ skewed to the right); and for the five rounds a cell usually has, its null distr
 exactly (252 equally likely arrangements). A bootstrap of the median of five values can only ever
 return one of those five values, so its intervals are coarse and their coverage poor.
 
+Many cells, one family: a comparison tests every cell of the matrix at once, and at alpha 0.05 about
+one cell in twenty is "significant" by chance. A pull request's check fails on any flagged cell, so
+what must stay below alpha is the chance of *any* false alarm in the whole comparison: the p-values
+are adjusted by Holm's step-down method (family-wise error at most alpha, under any dependence
+between cells, and never less powerful than plain Bonferroni). ``correction="none"`` tests each
+cell at alpha instead.
+
 The price of exactness: with few rounds the smallest attainable p-value is large (2/20 = 0.1 for 3
-against 3 rounds), so such cells can never be flagged; a warning says so. And with many cells some
-are significant by chance (about alpha of them), which is why significance alone is never a verdict.
+against 3 rounds; 2/252 = 0.0079 for 5 against 5, which Holm over 44 cells needs below 0.0011), so
+such cells can never be flagged; a warning says so and names the rounds that would do.
 
 Imports no ORM and no pytest: the plugin and the ``ormbench compare`` command both call it.
 """
@@ -82,6 +89,33 @@ def _u_counts(n: int, m: int) -> tuple[int, ...]:
         for k in range(i, size):  # divide by (1 - q^i)
             poly[k] += poly[k - i]
     return tuple(poly)
+
+
+CORRECTIONS = ("holm", "none")
+
+
+def holm(ps: Sequence[float]) -> list[float]:
+    """Holm–Bonferroni adjusted p-values, in the input's order.
+
+    The k-th smallest of m p-values is multiplied by (m - k + 1) and the results are made
+    non-decreasing; rejecting every adjusted p below alpha keeps the family-wise error at alpha.
+    """
+    m = len(ps)
+    adjusted = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(sorted(range(m), key=lambda i: ps[i])):
+        running = max(running, min(1.0, (m - rank) * ps[i]))
+        adjusted[i] = running
+    return adjusted
+
+
+def rounds_needed(level: float) -> int:
+    """The fewest rounds per side (at least 5) at which rounds that overlap a little can still reach
+    ``level``: complete separation then gives a p-value five times smaller than the level."""
+    n = 5
+    while smallest_p(n, n) >= level / 5:
+        n += 1
+    return n
 
 
 def smallest_p(n: int, m: int) -> float:
@@ -318,8 +352,11 @@ class CellResult:
     base: Cell | None
     new: Cell | None
     ratio: float | None = None
+    #: the p-value the verdict used: Holm-adjusted over the comparison's cells unless correction is "none"
     p: float | None = None
     threshold: float | None = None
+    #: the cell's own Mann-Whitney p-value, before any adjustment
+    p_raw: float | None = None
 
     @property
     def change(self) -> float | None:
@@ -338,6 +375,7 @@ class Comparison:
     floor: float
     cells: list[CellResult]
     warnings: list[str]
+    correction: str = "holm"
 
     def of(self, category: str) -> list[CellResult]:
         return [c for c in self.cells if c.category == category]
@@ -381,11 +419,14 @@ def classify(ratio: float, p: float, alpha: float, threshold: float, floor: floa
     return UNCHANGED
 
 
-def compare(base: Side, new: Side, thresholds: Thresholds | None = None, alpha: float = DEFAULT_ALPHA) -> Comparison:
+def compare(base: Side, new: Side, thresholds: Thresholds | None = None, alpha: float = DEFAULT_ALPHA,
+            correction: str = "holm") -> Comparison:
     """Every cell of either side with its verdict, plus warnings about what may distort them."""
     thresholds = thresholds or Thresholds()
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise CompareError(f"alpha must be between 0 and 1, got {alpha!r}")
+    if correction not in CORRECTIONS:
+        raise CompareError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
     common = sorted(base.cells.keys() & new.cells.keys())
     if not common:
         raise CompareError(f"no cell in common: the runs measured different matrices ({_matrix_diff(base, new)})")
@@ -401,12 +442,16 @@ def compare(base: Side, new: Side, thresholds: Thresholds | None = None, alpha: 
         mb, mn = median(b.seconds), median(n.seconds)
         ratio = mn / mb if mb > 0 else (math.inf if mn > 0 else 1.0)
         _, p = mann_whitney(n.seconds, b.seconds)
-        threshold = thresholds.for_cell(record)
-        results.append(CellResult(key, cell_id(record), classify(ratio, p, alpha, threshold, floor), b, n,
-                                  ratio, p, threshold))
+        results.append(CellResult(key, cell_id(record), "", b, n, ratio, p, thresholds.for_cell(record), p))
+    tested = [r for r in results if r.p_raw is not None]
+    if correction == "holm":
+        for r, adjusted in zip(tested, holm([r.p_raw for r in tested])):  # type: ignore[misc]
+            r.p = adjusted
+    for r in tested:
+        r.category = classify(r.ratio, r.p, alpha, r.threshold, floor)  # type: ignore[arg-type]
     results.sort(key=lambda r: (CATEGORIES.index(r.category), r.id))
-    warnings = _warnings(base, new, common, thresholds, alpha)
-    return Comparison(base, new, thresholds, alpha, floor, results, warnings)
+    warnings = _warnings(base, new, common, thresholds, alpha, len(tested) if correction == "holm" else 1)
+    return Comparison(base, new, thresholds, alpha, floor, results, warnings, correction)
 
 
 def _matrix_diff(base: Side, new: Side) -> str:
@@ -466,7 +511,8 @@ def _joined(values: set[str] | None) -> str:
     return "/".join(sorted(values)) if values else "none"
 
 
-def _warnings(base: Side, new: Side, common: list[Key], thresholds: Thresholds, alpha: float) -> list[str]:
+def _warnings(base: Side, new: Side, common: list[Key], thresholds: Thresholds, alpha: float,
+              family: int = 1) -> list[str]:
     """Everything that may make the verdicts misleading, one line each; none of it stops the comparison."""
     out = [*base.notes, *new.notes]
     if not base.machine or not new.machine:
@@ -493,26 +539,34 @@ def _warnings(base: Side, new: Side, common: list[Key], thresholds: Thresholds, 
     if base.schedule and new.schedule and base.schedule != new.schedule:
         out.append(f"the runs used different schedules (baseline {base.schedule}, new {new.schedule}): "
                    "drift lands on the arms differently")
-    out.extend(_rounds_warnings(base, new, common, alpha))
+    out.extend(_rounds_warnings(base, new, common, alpha, family))
     for pattern in thresholds.unused(c.record for c in [*base.cells.values(), *new.cells.values()]):
         out.append(f"threshold pattern {pattern!r} matches no cell (a typo?)")
     return out
 
 
-def _rounds_warnings(base: Side, new: Side, common: list[Key], alpha: float) -> list[str]:
+def _rounds_warnings(base: Side, new: Side, common: list[Key], alpha: float, family: int = 1) -> list[str]:
+    """Cells whose rounds are too few for the test to ever reach the level it needs.
+
+    With Holm over ``family`` cells, the most significant cell must reach alpha / family.
+    """
     groups: dict[tuple[int, int], int] = defaultdict(int)
     for key in common:
         groups[(len(base.cells[key].seconds), len(new.cells[key].seconds))] += 1
+    need = alpha / max(1, family)
+    level = f"alpha {alpha:g}" if family <= 1 else f"alpha {alpha:g} over {family} cells (Holm: {need:.2g} at best)"
     out = []
     for (nb, nn), count in sorted(groups.items()):
-        if min(nb, nn) >= MIN_ROUNDS and smallest_p(nb, nn) < alpha:
-            continue
         floor_p = smallest_p(nb, nn)
-        what = (f"so at alpha {alpha:g} none of them can ever be flagged" if floor_p >= alpha else
+        one_overlap = min(1.0, 2 * floor_p)  # U = 1: one baseline round slower than one new round
+        if min(nb, nn) >= MIN_ROUNDS and one_overlap < need:
+            continue
+        what = (f"so at {level} none of them can ever be flagged" if floor_p >= need else
                 "so only rounds that do not overlap at all can be flagged")
+        n = rounds_needed(need)
         out.append(f"{count} cell(s) have {nb} round(s) in the baseline and {nn} in the new run: the smallest "
                    f"two-sided p-value Mann–Whitney can give for {nb} against {nn} is {floor_p:.3g}, {what}; "
-                   "use 5 rounds per side (--ormbench-rounds=5)")
+                   f"use at least {n} rounds per side (--ormbench-rounds={n})")
     return out
 
 
@@ -555,7 +609,10 @@ def _floor_line(cmp: Comparison) -> str:
 
 
 def _settings_line(cmp: Comparison) -> str:
-    return f"alpha {cmp.alpha:g}; thresholds: {cmp.thresholds.describe()}"
+    tested = sum(c.p_raw is not None for c in cmp.cells)
+    level = (f"alpha {cmp.alpha:g} for the whole comparison (Holm over {tested} cells)" if cmp.correction == "holm"
+             else f"alpha {cmp.alpha:g} per cell (no correction for the {tested} cells tested)")
+    return f"{level}; thresholds: {cmp.thresholds.describe()}"
 
 
 def render_text(cmp: Comparison) -> str:
@@ -563,7 +620,7 @@ def render_text(cmp: Comparison) -> str:
     lines = [f"pytest-ormbench comparison: baseline {cmp.base.source} ({cmp.base.datetime or 'date unknown'}) "
              f"vs new {cmp.new.source} ({cmp.new.datetime or 'date unknown'})",
              text_table(_table("rows/s per cell (change: positive is faster; median time: new/baseline; "
-                               "p: Mann-Whitney U, two-sided)",
+                               "p: Mann-Whitney U, two-sided, Holm-adjusted unless stated)",
                                cmp.cells)),
              "",
              f"{cmp.headline()} ({len(cmp.cells)} cells)",

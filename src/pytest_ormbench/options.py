@@ -68,7 +68,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("threshold", "", "slowdown a cell may show before it counts as a regression, PATTERN=PERCENT "
            "(repeatable; PATTERN is an arm, model, op letter or name, or a glob on the cell id; the last match "
            "wins; default *=10)", kind="linelist", metavar="PATTERN=PCT"),
-    Option("alpha", "0.05", "significance level of the comparison's Mann-Whitney U test"),
+    Option("alpha", "0.05", "significance level of the comparison's Mann-Whitney U test, for the whole "
+           "comparison (see --ormbench-correction)"),
+    Option("correction", "holm", "holm: adjust the cells' p-values so that alpha bounds the chance of any false "
+           "alarm in the comparison; none: test each cell at alpha"),
     Option("probe", "on", "on: time the fixed sqlite3 drift probe at the start, after every interleaved round "
            "(back-to-back: middle and end) and record the run's drift floor; off: no probe, no floor"),
 )
@@ -116,6 +119,7 @@ class RunConfig:
     compare_markdown: str = ""
     thresholds: tuple[str, ...] = ()
     alpha: float = 0.05
+    correction: str = "holm"
     probe: bool = True
 
 
@@ -202,6 +206,7 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
     schedule = _one("--ormbench-schedule", get("schedule"), SCHEDULES)
     alpha = _fraction("--ormbench-alpha", get("alpha"))
     probe = _one("--ormbench-probe", get("probe"), ("on", "off")) == "on"
+    correction = _one("--ormbench-correction", get("correction"), ("holm", "none"))
     return RunConfig(
         arms=arms, models=models, ops=ops, modes=modes, tables=tables, rounds=rounds,
         sizes=Sizes(iterations, batch), settings=Settings(journal, sync),
@@ -209,4 +214,5 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
         memory=bool(get("memory")), report=str(get("report") or "").strip(), schedule=schedule,
         compare=str(get("compare") or "").strip(), compare_markdown=str(get("compare-markdown") or "").strip(),
         thresholds=tuple(t.strip() for t in (get("threshold") or ()) if t.strip()), alpha=alpha, probe=probe,
+        correction=correction,
     )

@@ -5,7 +5,8 @@
 # Six runs of the same code (z0..z5) for three back-to-back pairs, then runs with the delayed arm slowed by
 # 5, 10, 20 and 40 % (one run each, each compared with all six same-code runs).
 # Last, two runs of the same code with back-to-back rounds (b0, b1), to set against the interleaved pairs.
-# ONLY="z0 d40a" runs just those; OUT and TREE move the output and the tree (see ../ci-noise-2/run.sh).
+# ONLY="z0 d40a" runs just those; OUT and TREE move the output and the tree (see ../ci-noise-2/run.sh);
+# ROUNDS sets the rounds per cell (default 5; ../ci-noise-15r used 15).
 # Frozen copy of the tree (src, bench_suites, tests/delay_arm.py, conftest.py, pyproject.toml) in $TREE.
 set -u
 OUT=${OUT:-/work/main/results/2026-11-30/ci-noise}
@@ -14,7 +15,7 @@ PY=${PY:-/tmp/v313all/bin/python}
 cd "$TREE"
 export PYTHONPATH="$TREE/src:$TREE"
 MATRIX="--ormbench-arms=sqlite3,delayed,peewee,sqlalchemy --ormbench-models=simple --ormbench-mode=warm
-        --ormbench-table=default --ormbench-rounds=5 --ormbench-batch=1000
+        --ormbench-table=default --ormbench-rounds=${ROUNDS:-5} --ormbench-batch=1000
         --ormbench-register=tests.delay_arm:DelayedSqlite3Arm"
 run() {  # name slowdown [extra options]
   if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $1 "* ]]; then return; fi
