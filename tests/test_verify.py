@@ -38,3 +38,11 @@ def test_expected_row_hands_out_copies() -> None:
     spec = MODELS["simple"]
     expected_row(spec, 3)["level"] = -1
     assert expected_row(spec, 3)["level"] != -1
+
+
+@pytest.mark.parametrize("model", ["simple", "fk", "wide"])
+def test_given_level_is_the_level_of_given_row(model: str) -> None:
+    from pytest_ormbench.plan import given_level, given_row
+
+    spec = MODELS[model]
+    assert [given_level(spec, n) for n in range(1, 500)] == [given_row(spec, n)["level"] for n in range(1, 500)]

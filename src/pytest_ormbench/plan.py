@@ -44,6 +44,11 @@ def _rng(model: ModelSpec, n: int, salt: int = 0) -> random.Random:
     return random.Random(SEED * 1_000_003 + _MODEL_SALT[model.name] * 7919 + n * 31 + salt)
 
 
+def given_level(model: ModelSpec, n: int) -> int:
+    """Row ``n``'s level alone: the first draw of its generator, as in ``given_row``."""
+    return _rng(model, n).choice(LEVELS)
+
+
 def given_row(model: ModelSpec, n: int) -> dict[str, Any]:
     """The values the benchmark writes for row ``n`` (no id; wide sets 3, 4 left out)."""
     rng = _rng(model, n)
@@ -170,13 +175,13 @@ class CellPlan:
 def _by_level(state: State) -> dict[int, list[int]]:
     out: dict[int, list[int]] = {lv: [] for lv in LEVELS}
     for n in range(1, state.count + 1):
-        out[given_row(state.model, n)["level"]].append(n)
+        out[given_level(state.model, n)].append(n)
     return out
 
 
 def _new_level(model: ModelSpec, n: int, rng: random.Random) -> int:
     """A level that differs from row n's, so that ORMs which skip unchanged values still write every row."""
-    old = given_row(model, n)["level"]
+    old = given_level(model, n)
     return rng.choice([lv for lv in LEVELS if lv != old])
 
 
