@@ -6,7 +6,8 @@
 # 5, 10, 20 and 40 % (one run each, each compared with all six same-code runs).
 # Last, two runs of the same code with back-to-back rounds (b0, b1), to set against the interleaved pairs.
 # ONLY="z0 d40a" runs just those; OUT and TREE move the output and the tree (see ../ci-noise-2/run.sh);
-# ROUNDS sets the rounds per cell (default 5; ../ci-noise-15r used 15).
+# ROUNDS sets the rounds per cell (default 5; ../ci-noise-15r used 15); SLOWDOWNS the percentages of the d runs;
+# TABLE the table (default; ../ci-noise-large used large: D-K on 2,100 rows with batch 1,000).
 # Frozen copy of the tree (src, bench_suites, tests/delay_arm.py, conftest.py, pyproject.toml) in $TREE.
 set -u
 OUT=${OUT:-/work/main/results/2026-11-30/ci-noise}
@@ -15,7 +16,7 @@ PY=${PY:-/tmp/v313all/bin/python}
 cd "$TREE"
 export PYTHONPATH="$TREE/src:$TREE"
 MATRIX="--ormbench-arms=sqlite3,delayed,peewee,sqlalchemy --ormbench-models=simple --ormbench-mode=warm
-        --ormbench-table=default --ormbench-rounds=${ROUNDS:-5} --ormbench-batch=1000
+        --ormbench-table=${TABLE:-default} --ormbench-rounds=${ROUNDS:-5} --ormbench-batch=1000
         --ormbench-register=tests.delay_arm:DelayedSqlite3Arm"
 run() {  # name slowdown [extra options]
   if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $1 "* ]]; then return; fi
@@ -26,5 +27,5 @@ run() {  # name slowdown [extra options]
   tail -1 "$OUT/$1.log"
 }
 for i in 0 1 2 3 4 5; do run z$i 0; done
-for s in 05 10 20 40; do run d${s}a 0.$s; done
+for s in ${SLOWDOWNS:-05 10 20 40}; do run d${s}a $(awk "BEGIN{print $s/100}"); done
 for i in 0 1; do run b$i 0 --ormbench-schedule=back-to-back; done
