@@ -280,7 +280,7 @@ def test_compare_two_saved_runs_from_the_command_line(tmp_path: Path, capsys: py
 # -- warnings ------------------------------------------------------------------------------------
 
 def _warnings(base: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    return compare(Side.from_document(base, "b"), Side.from_document(new, "n"), Thresholds()).warnings
+    return compare(Side.from_document(base, "b"), Side.from_document(new, "n"), Thresholds(), drift="off").warnings
 
 
 def test_different_machines_are_a_warning() -> None:
@@ -357,9 +357,54 @@ def test_the_command_takes_the_correction(tmp_path: Path, capsys: pytest.Capture
     assert "alpha 0.05 per cell (no correction for the 44 cells tested)" in capsys.readouterr().out
 
 
+def _drifting_runs(seed: int, machine: float, slow: dict[str, float]) -> tuple[Side, Side]:
+    """The control arm and two ORM arms, 11 ops each, 15 rounds; the whole new run ``machine`` times
+    slower (the machine drifted) and the arms in ``slow`` slower still."""
+    rng = random.Random(seed)
+    base, new = [], []
+    for arm in ("sqlite3", "peewee", "sqlalchemy"):
+        for op in "ABCDEFGHIJK":
+            base.append(bench(rounds(rng, 0.1, spread=0.05, n=15), arm=arm, op=op, op_name=f"op_{op}"))
+            factor = machine * slow.get(arm, 1.0)
+            new.append(bench(rounds(rng, 0.1 * factor, spread=0.05, n=15), arm=arm, op=op, op_name=f"op_{op}"))
+    return side(*base, floor=0.5), side(*new, floor=0.5)
+
+
+def test_a_machine_that_drifted_is_not_a_regression() -> None:
+    base, new = _drifting_runs(11, 1.3, {})
+    cmp = compare(base, new, Thresholds())
+    assert not cmp.regressions and not cmp.improvements
+    (d,) = cmp.drifts.values()
+    assert d.cells == 11 and d.shift == pytest.approx(1.3, rel=0.03) and d.floor < 0.1
+    assert all(c.floor == d.floor for c in cmp.cells)
+    text = render_text(cmp)
+    assert f"drift correction: warm/default: the control arm ran ×{d.shift:.2f} the baseline's time (11 cells)" in text
+    assert "the control arm's floor is used instead" in text
+    # the same runs judged without the correction (and without a floor): every cell "regressed"
+    base.floor = new.floor = 0.0
+    assert len(compare(base, new, Thresholds(), drift="off").regressions) == 33
+
+
+def test_a_real_slowdown_shows_through_the_drift() -> None:
+    cmp = compare(*_drifting_runs(12, 0.8, {"peewee": 1.3}), Thresholds())
+    assert {c.key[0] for c in cmp.regressions} == {"peewee"} and len(cmp.regressions) == 11
+    assert not cmp.improvements  # sqlalchemy ran 20 % faster, like the machine: not an improvement
+    assert all(c.ratio == pytest.approx(1.3, rel=0.1) for c in cmp.regressions)
+
+
+def test_too_few_control_cells_fall_back_to_the_probe_floor() -> None:
+    base, new = _drifting_runs(13, 1.0, {})
+    for s in (base, new):
+        s.cells = {k: c for k, c in s.cells.items() if k[0] != "sqlite3" or k[2] in "AB"}
+    cmp = compare(base, new, Thresholds())
+    assert not cmp.drifts and all(c.floor == 0.5 for c in cmp.cells if c.p_raw is not None)
+    assert any("the control arm sqlite3 has 2 cell(s) in both runs, fewer than 3" in w for w in cmp.warnings)
+
+
 def test_unused_threshold_pattern_is_a_warning() -> None:
     doc = document(bench([0.1, 0.11, 0.12, 0.13, 0.14]))
-    cmp = compare(Side.from_document(doc, "b"), Side.from_document(doc, "n"), Thresholds.parse(["pewee=20"]))
+    cmp = compare(Side.from_document(doc, "b"), Side.from_document(doc, "n"), Thresholds.parse(["pewee=20"]),
+                  drift="off")
     assert cmp.warnings == ["threshold pattern 'pewee' matches no cell (a typo?)"]
 
 
@@ -384,7 +429,9 @@ def test_text_table_is_sorted_by_verdict_then_id() -> None:
     order = [i for op in expected for i, line in enumerate(lines) if line.startswith(f"peewee-simple-{op}-")]
     assert order == sorted(order) and len(order) == 4
     assert "2 regressions, 1 improvement, 1 within noise (4 cells)" in text
-    assert "drift floor 3% (the larger of baseline 2% and new 3%)" in text
+    assert "drift floor 3% (the larger of the runs' probe floors: baseline 2%, new 3%)" in text
+    # no control arm in these runs: nothing corrected, and the comparison says why
+    assert "warning: warm/default cells: the control arm sqlite3 has 0 cell(s) in both runs" in text
 
 
 def test_markdown_has_the_headline_and_the_regressions_table_first() -> None:
@@ -393,9 +440,9 @@ def test_markdown_has_the_headline_and_the_regressions_table_first() -> None:
     regressions = md.index("#### Regressions")
     assert regressions < md.index("#### Improvements") < md.index("<details>") < md.index("#### The two runs")
     table = md[regressions:md.index("#### Improvements")]
-    assert "| cell | baseline rows/s | new rows/s | rows/s change | median time | p | threshold |" in table
+    assert "| cell | baseline rows/s | new rows/s | rows/s change | median time | p | threshold | floor |" in table
     # 2/252 for each cell, times 4 for Holm over the four cells
-    assert "| peewee-simple-insert_single-warm-default |" in table and "| 0.032 | 10% |" in table
+    assert "| peewee-simple-insert_single-warm-default |" in table and "| 0.032 | 10% | 3% |" in table
     assert "<details><summary>1 other cell: 1 within noise</summary>" in md
     assert "| drift floor | 2% | 3% |" in md and "| packages | peewee 3.18.0 | peewee 3.18.0 |" in md
 

@@ -257,7 +257,8 @@ def test_bad_schedule_and_alpha_are_usage_errors(bench: pytest.Pytester) -> None
     for option, message in (("--ormbench-schedule=random", "*--ormbench-schedule: unknown value 'random'*"),
                             ("--ormbench-alpha=5", "*--ormbench-alpha: expected a number between 0 and 1*"),
                             ("--ormbench-probe=maybe", "*--ormbench-probe: unknown value 'maybe'*"),
-                            ("--ormbench-correction=bonf", "*--ormbench-correction: unknown value 'bonf'*")):
+                            ("--ormbench-correction=bonf", "*--ormbench-correction: unknown value 'bonf'*"),
+                            ("--ormbench-drift=probe", "*--ormbench-drift: unknown value 'probe'*")):
         result = bench.runpytest(option)
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         result.stderr.fnmatch_lines([message])

@@ -50,6 +50,9 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
                           "match wins")
     cmp.add_argument("--alpha", type=float, default=0.05, help="significance level of the Mann-Whitney U test "
                      "for the whole comparison (default 0.05)")
+    cmp.add_argument("--drift", choices=("control", "off"), default="control",
+                     help="control (default): divide out how much the raw sqlite3 control arm's cells moved between "
+                          "the runs and use their unevenness as the floor; off: raw times, the runs' probe floors")
     cmp.add_argument("--correction", choices=("holm", "none"), default="holm",
                      help="holm (default): alpha bounds the chance of any false alarm among all cells; "
                           "none: each cell is tested at alpha")
@@ -65,7 +68,7 @@ def _compare(args: argparse.Namespace) -> int:
 
     thresholds = Thresholds.parse(args.threshold)
     result = compare(load_side(args.baseline, args.storage), load_side(args.new, args.storage),
-                     thresholds, args.alpha, args.correction)
+                     thresholds, args.alpha, args.correction, args.drift)
     if args.markdown_out is not None:
         args.markdown_out.parent.mkdir(parents=True, exist_ok=True)
         args.markdown_out.write_text(render_markdown(result), encoding="utf-8")

@@ -5,8 +5,16 @@ A cell regresses only when three guards agree:
 - the rounds differ *significantly*: a two-sided Mann–Whitney U test on the round times, exact for
   small samples without ties, otherwise the normal approximation with tie and continuity correction;
 - the median round time grew by at least the cell's *threshold* (default 10 %);
-- the change is larger than the *drift floor*, the spread a fixed sqlite3 probe showed during
-  either run: a change the machine itself produces is not evidence about the code.
+- the change is larger than the *floor*: what the machine itself moved by between the two runs.
+
+Drift correction: whole runs on a shared machine differ in speed (here by up to ×1.45 between two
+runs of the same code), and fifteen rounds per side make such a shift "significant" in every cell.
+The raw sqlite3 control arm runs in the same rounds as the ORMs and its code does not change, so
+its cells tell how much the machine moved: the geometric mean of its cells' median ratios (per mode
+and table) is divided out of the new run's times before anything else, and the largest deviation
+of a control cell from that shift is the comparison's floor (how unevenly the machine moved). When
+the control arm is not in both runs (or too few of its cells), nothing is corrected and the floor is
+the larger of the two runs' recorded probe floors.
 
 Why Mann–Whitney and not a t-test or a bootstrap: it works on ranks, so one round disturbed by a
 cron job moves it by one rank instead of dragging a mean; it assumes no normality (round times are
@@ -92,6 +100,11 @@ def _u_counts(n: int, m: int) -> tuple[int, ...]:
 
 
 CORRECTIONS = ("holm", "none")
+DRIFT_MODES = ("control", "off")
+#: the arm whose cells measure the machine's drift between two runs
+CONTROL_ARM = "sqlite3"
+#: fewer common control cells than this in a (mode, table) group: no correction there
+MIN_CONTROL_CELLS = 3
 
 
 def holm(ps: Sequence[float]) -> list[float]:
@@ -357,13 +370,28 @@ class CellResult:
     threshold: float | None = None
     #: the cell's own Mann-Whitney p-value, before any adjustment
     p_raw: float | None = None
+    #: the floor this cell was judged against
+    floor: float | None = None
 
     @property
     def change(self) -> float | None:
-        """Relative change in rows/s (positive: faster)."""
-        if self.base is None or self.new is None or not self.base.rows_per_s:
+        """Relative change in rows/s (positive: faster), after drift correction."""
+        if self.ratio is None or self.ratio <= 0 or math.isinf(self.ratio):
             return None
-        return self.new.rows_per_s / self.base.rows_per_s - 1
+        return 1 / self.ratio - 1
+
+
+@dataclass
+class Drift:
+    """How far the machine moved between the runs, seen by the control arm in one (mode, table) group."""
+
+    mode: str
+    table: str
+    #: geometric mean of the control cells' median-time ratios, new / baseline (> 1: the machine was slower)
+    shift: float
+    #: the largest relative deviation of one control cell's ratio from ``shift``
+    floor: float
+    cells: int
 
 
 @dataclass
@@ -376,6 +404,8 @@ class Comparison:
     cells: list[CellResult]
     warnings: list[str]
     correction: str = "holm"
+    #: per (mode, table): the control arm's view of the drift; empty when nothing was corrected
+    drifts: dict[tuple[str, str], Drift] = field(default_factory=dict)
 
     def of(self, category: str) -> list[CellResult]:
         return [c for c in self.cells if c.category == category]
@@ -419,19 +449,40 @@ def classify(ratio: float, p: float, alpha: float, threshold: float, floor: floa
     return UNCHANGED
 
 
+def control_drift(base: Side, new: Side, common: Iterable[Key]) -> dict[tuple[str, str], Drift]:
+    """The control arm's shift and unevenness per (mode, table), where it has enough cells in both runs."""
+    ratios: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for key in common:
+        if key[0] != CONTROL_ARM:
+            continue
+        mb, mn = median(base.cells[key].seconds), median(new.cells[key].seconds)
+        if mb > 0 and mn > 0:
+            ratios[(key[3], key[4])].append(mn / mb)
+    out = {}
+    for (mode, table), rs in ratios.items():
+        if len(rs) < MIN_CONTROL_CELLS:
+            continue
+        shift = math.exp(sum(math.log(r) for r in rs) / len(rs))
+        out[(mode, table)] = Drift(mode, table, shift, max(abs(r / shift - 1) for r in rs), len(rs))
+    return out
+
+
 def compare(base: Side, new: Side, thresholds: Thresholds | None = None, alpha: float = DEFAULT_ALPHA,
-            correction: str = "holm") -> Comparison:
+            correction: str = "holm", drift: str = "control") -> Comparison:
     """Every cell of either side with its verdict, plus warnings about what may distort them."""
     thresholds = thresholds or Thresholds()
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise CompareError(f"alpha must be between 0 and 1, got {alpha!r}")
     if correction not in CORRECTIONS:
         raise CompareError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
+    if drift not in DRIFT_MODES:
+        raise CompareError(f"drift correction must be one of {', '.join(DRIFT_MODES)}, got {drift!r}")
     common = sorted(base.cells.keys() & new.cells.keys())
     if not common:
         raise CompareError(f"no cell in common: the runs measured different matrices ({_matrix_diff(base, new)})")
     _check_comparable(base, new, common)
     floor = max(base.floor or 0.0, new.floor or 0.0)
+    drifts = control_drift(base, new, common) if drift == "control" else {}
     results = []
     for key in sorted(base.cells.keys() | new.cells.keys()):
         b, n = base.cells.get(key), new.cells.get(key)
@@ -439,19 +490,37 @@ def compare(base: Side, new: Side, thresholds: Thresholds | None = None, alpha: 
         if b is None or n is None:
             results.append(CellResult(key, cell_id(record), NEW if b is None else GONE, b, n))
             continue
-        mb, mn = median(b.seconds), median(n.seconds)
+        d = drifts.get((key[3], key[4]))
+        new_seconds = [t / d.shift for t in n.seconds] if d else n.seconds
+        mb, mn = median(b.seconds), median(new_seconds)
         ratio = mn / mb if mb > 0 else (math.inf if mn > 0 else 1.0)
-        _, p = mann_whitney(n.seconds, b.seconds)
-        results.append(CellResult(key, cell_id(record), "", b, n, ratio, p, thresholds.for_cell(record), p))
+        _, p = mann_whitney(new_seconds, b.seconds)
+        results.append(CellResult(key, cell_id(record), "", b, n, ratio, p, thresholds.for_cell(record), p,
+                                  d.floor if d else floor))
     tested = [r for r in results if r.p_raw is not None]
     if correction == "holm":
         for r, adjusted in zip(tested, holm([r.p_raw for r in tested])):  # type: ignore[misc]
             r.p = adjusted
     for r in tested:
-        r.category = classify(r.ratio, r.p, alpha, r.threshold, floor)  # type: ignore[arg-type]
+        r.category = classify(r.ratio, r.p, alpha, r.threshold, r.floor)  # type: ignore[arg-type]
     results.sort(key=lambda r: (CATEGORIES.index(r.category), r.id))
     warnings = _warnings(base, new, common, thresholds, alpha, len(tested) if correction == "holm" else 1)
-    return Comparison(base, new, thresholds, alpha, floor, results, warnings, correction)
+    if drift == "control":
+        warnings += _drift_warnings(common, drifts)
+    return Comparison(base, new, thresholds, alpha, floor, results, warnings, correction, drifts)
+
+
+def _drift_warnings(common: list[Key], drifts: dict[tuple[str, str], Drift]) -> list[str]:
+    groups = sorted({(k[3], k[4]) for k in common})
+    out = []
+    for mode, table in groups:
+        if (mode, table) in drifts:
+            continue
+        n = sum(1 for k in common if k[0] == CONTROL_ARM and (k[3], k[4]) == (mode, table))
+        out.append(f"{mode}/{table} cells: the control arm {CONTROL_ARM} has {n} cell(s) in both runs, fewer than "
+                   f"{MIN_CONTROL_CELLS}: the machine's drift between the runs is not corrected there and the "
+                   "runs' probe floors are used; keep --ormbench-arms=sqlite3 in the matrix")
+    return out
 
 
 def _matrix_diff(base: Side, new: Side) -> str:
@@ -586,26 +655,42 @@ def _p(p: float | None) -> str:
 
 def _row(r: CellResult, verdict: bool = True) -> list[str]:
     row = [r.id, fmt_rate(r.base.rows_per_s) if r.base else "—", fmt_rate(r.new.rows_per_s) if r.new else "—",
-           _pct(r.change, signed=True), "—" if r.ratio is None else f"×{r.ratio:.2f}", _p(r.p), _pct(r.threshold)]
+           _pct(r.change, signed=True), "—" if r.ratio is None else f"×{r.ratio:.2f}", _p(r.p), _pct(r.threshold),
+           _pct(r.floor)]
     return row + [r.category] if verdict else row
 
 
-#: "median time" is new / baseline, the figure the threshold applies to (×1.10 is 10 % slower)
-HEADER = ["cell", "baseline rows/s", "new rows/s", "rows/s change", "median time", "p", "threshold"]
+#: "median time" is new / baseline after drift correction, the figure the threshold and the floor apply to
+#: (×1.10 is 10 % slower); "rows/s change" is the same figure as a change in rows/s
+HEADER = ["cell", "baseline rows/s", "new rows/s", "rows/s change", "median time", "p", "threshold", "floor"]
 
 
 def _table(title: str, rows: list[CellResult], verdict: bool = True) -> Table:
     return Table(title, HEADER + (["verdict"] if verdict else []), [_row(r, verdict) for r in rows])
 
 
-def _floor_line(cmp: Comparison) -> str:
-    if cmp.base.floor is None and cmp.new.floor is None:
-        return "drift floor: recorded by neither run, taken as 0"
+def _drift_line(d: Drift) -> str:
+    return (f"{d.mode}/{d.table}: the control arm ran ×{d.shift:.2f} the baseline's time ({d.cells} cells), "
+            f"divided out of the new run; floor {_pct(d.floor)} (its cells' largest deviation from that)")
 
+
+def _floor_line(cmp: Comparison) -> str:
     def one(side: Side) -> str:
         return "not recorded" if side.floor is None else _pct(side.floor)
-    return (f"drift floor {_pct(cmp.floor)} (the larger of baseline {one(cmp.base)} and new {one(cmp.new)}): "
-            "smaller differences are within noise")
+    runs = f"baseline {one(cmp.base)}, new {one(cmp.new)}"
+    groups = {(k[3], k[4]) for k in (c.key for c in cmp.cells if c.p_raw is not None)}
+    corrected = [cmp.drifts[g] for g in sorted(cmp.drifts)]
+    lines = [f"drift correction: {_drift_line(d)}" for d in corrected]
+    if corrected and len(corrected) == len(groups):
+        lines.append(f"runs' own probe floors ({runs}) recorded; the control arm's floor is used instead")
+        return "; ".join(lines)
+    if cmp.base.floor is None and cmp.new.floor is None:
+        lines.append("drift floor" + (" of the uncorrected cells" if corrected else "")
+                     + ": recorded by neither run, taken as 0")
+    else:
+        lines.append(f"drift floor{' of the uncorrected cells' if corrected else ''} {_pct(cmp.floor)} "
+                     f"(the larger of the runs' probe floors: {runs}): smaller differences are within noise")
+    return "; ".join(lines)
 
 
 def _settings_line(cmp: Comparison) -> str:
@@ -619,7 +704,7 @@ def render_text(cmp: Comparison) -> str:
     """The comparison as a terminal table, sorted by verdict then cell id."""
     lines = [f"pytest-ormbench comparison: baseline {cmp.base.source} ({cmp.base.datetime or 'date unknown'}) "
              f"vs new {cmp.new.source} ({cmp.new.datetime or 'date unknown'})",
-             text_table(_table("rows/s per cell (change: positive is faster; median time: new/baseline; "
+             text_table(_table("rows/s per cell (change: positive is faster; median time: new/baseline, drift-corrected; "
                                "p: Mann-Whitney U, two-sided, Holm-adjusted unless stated)",
                                cmp.cells)),
              "",
@@ -665,8 +750,9 @@ def render_markdown(cmp: Comparison) -> str:
     parts = ["### pytest-ormbench: comparison with the baseline", "",
              f"{cmp.headline(bold=True)} ({len(cmp.cells)} cells)."
              + (f" {len(cmp.warnings)} warning(s) at the end." if cmp.warnings else ""), "",
-             "Figures are rows/s (higher is better); median time is new over baseline (the threshold applies "
-             "to it); p is the two-sided Mann–Whitney U test on the round times; "
+             "Figures are rows/s as measured (higher is better); median time is new over baseline after drift "
+             "correction (the threshold and the floor apply to it, and the change is the same figure in rows/s); "
+             "p is the two-sided Mann–Whitney U test on the round times; "
              f"{_settings_line(cmp)}; {_floor_line(cmp)}.", ""]
     for category, title in ((REGRESSION, "Regressions"), (IMPROVEMENT, "Improvements")):
         rows = cmp.of(category)

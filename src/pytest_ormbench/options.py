@@ -70,6 +70,9 @@ OPTIONS: tuple[Option, ...] = (
            "wins; default *=10)", kind="linelist", metavar="PATTERN=PCT"),
     Option("alpha", "0.05", "significance level of the comparison's Mann-Whitney U test, for the whole "
            "comparison (see --ormbench-correction)"),
+    Option("drift", "control", "control: divide the machine's drift between the runs, as the raw sqlite3 "
+           "control arm's cells show it, out of the comparison and use their unevenness as the floor; off: "
+           "compare raw times against the runs' probe floors"),
     Option("correction", "holm", "holm: adjust the cells' p-values so that alpha bounds the chance of any false "
            "alarm in the comparison; none: test each cell at alpha"),
     Option("probe", "on", "on: time the fixed sqlite3 drift probe at the start, after every interleaved round "
@@ -120,6 +123,7 @@ class RunConfig:
     thresholds: tuple[str, ...] = ()
     alpha: float = 0.05
     correction: str = "holm"
+    drift: str = "control"
     probe: bool = True
 
 
@@ -207,6 +211,7 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
     alpha = _fraction("--ormbench-alpha", get("alpha"))
     probe = _one("--ormbench-probe", get("probe"), ("on", "off")) == "on"
     correction = _one("--ormbench-correction", get("correction"), ("holm", "none"))
+    drift = _one("--ormbench-drift", get("drift"), ("control", "off"))
     return RunConfig(
         arms=arms, models=models, ops=ops, modes=modes, tables=tables, rounds=rounds,
         sizes=Sizes(iterations, batch), settings=Settings(journal, sync),
@@ -214,5 +219,5 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
         memory=bool(get("memory")), report=str(get("report") or "").strip(), schedule=schedule,
         compare=str(get("compare") or "").strip(), compare_markdown=str(get("compare-markdown") or "").strip(),
         thresholds=tuple(t.strip() for t in (get("threshold") or ()) if t.strip()), alpha=alpha, probe=probe,
-        correction=correction,
+        correction=correction, drift=drift,
     )

@@ -137,7 +137,7 @@ def _finish(session: pytest.Session) -> None:
     machine = _machine_info(session.config)
     new = Side.from_records(ob.records, machine, ob.run_facts()["drift_floor"], schedule=ob.run.schedule)
     try:
-        result = compare(baseline, new, thresholds, ob.run.alpha, ob.run.correction)
+        result = compare(baseline, new, thresholds, ob.run.alpha, ob.run.correction, ob.run.drift)
     except CompareError as exc:
         ob.comparison_text = f"pytest-ormbench: cannot compare with the baseline: {exc}"
         if session.exitstatus == 0:
