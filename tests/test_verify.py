@@ -46,3 +46,11 @@ def test_given_level_is_the_level_of_given_row(model: str) -> None:
 
     spec = MODELS[model]
     assert [given_level(spec, n) for n in range(1, 500)] == [given_row(spec, n)["level"] for n in range(1, 500)]
+
+
+def test_a_row_with_a_value_that_cannot_be_hashed_is_still_compared() -> None:
+    spec = MODELS["simple"]
+    good = expected_row(spec, 7)
+    bad = dict(good, text=("nested", ["list"]))  # a tuple holding a list: hashing it fails
+    with pytest.raises(VerificationError, match="fetched row 7: text"):
+        _check_values(spec, [good, bad, bad], "filter")
