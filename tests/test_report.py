@@ -133,3 +133,25 @@ def test_drift_floor_is_shown_in_the_header(tmp_path: Path, capsys: pytest.Captu
            "(interleaved rounds, 2 probes)" in out
     assert main(["report", str(DATA / "cold.json"), "--format", "text"]) == 0
     assert "Drift floor" not in capsys.readouterr().out  # files from before the probe: no line
+
+
+def test_best_names_the_fastest_arm_other_than_the_control(tmp_path: Path) -> None:
+    from pytest_ormbench.report.tables import detail
+
+    doc = json.loads((DATA / "cold.json").read_text())
+    for bench in doc["benchmarks"]:  # SQLObject's Delete becomes faster than peewee's, slower than raw sqlite3
+        info = bench["extra_info"]
+        if (info["arm"], info["model"], info["op"]) == ("sqlobject", "simple", "K"):
+            bench["stats"]["data"] = [x / 4 for x in bench["stats"]["data"]]
+    path = tmp_path / "cold.json"
+    path.write_text(json.dumps(doc))
+    table = detail(load([path]), "simple", "cold", "default")
+    rows = {row[0]: row for row in table.rows}
+    assert rows["K Delete"][1:] == ["50,000", "25,000", "40,000", "SQLObject"]
+    assert rows["A Insert: Single"][-1] == "peewee"
+    assert "Best: the fastest arm other than the raw sqlite3 control arm." in table.notes
+
+    doc["benchmarks"] = [b for b in doc["benchmarks"] if b["extra_info"]["arm"] == "sqlite3"]
+    path.write_text(json.dumps(doc))
+    alone = detail(load([path]), "simple", "cold", "default")
+    assert alone.rows[0][-1] == "raw sqlite3" and not any(n.startswith("Best:") for n in alone.notes)
