@@ -213,8 +213,8 @@ class ObjectBoxArm(Arm):
         "fk": "parent is a to-one Relation (target id, 0 for none; removing the target resets it to 0, "
               "the ON DELETE SET NULL of the SQL arms); the reverse relation is a query on it (no backlink "
               "attribute); the many-to-many is a link entity with two to-one Relations (no ToMany in the "
-              "Python binding): Delete removes each object's links with a query (from_id or to_id equal to "
-              "the id) before removing the object",
+              "Python binding): Delete removes each object's links with two indexed queries (from_id equal "
+              "to the id, then to_id) before removing the object",
         "wide": "decimal(10,2) as a String (str(Decimal)), json as a String (json.dumps), both converted "
                 "by build() (untimed) where the SQL ORMs' field types convert during the op; None is stored "
                 "as null (matched by Property.is_null()) but read back as the type's default (0, 0.0, ''), "
@@ -345,9 +345,11 @@ class ObjectBoxArm(Arm):
         return self._page_query
 
     def _build_links_query(self) -> Any:
+        """Two queries, one per relation: each uses its relation's index. One query with an OR of both
+        conditions scans every link (measured: 1.4 ms against 23 µs per object with 20,000 links)."""
         link = self._link_entity
-        self._links_query = self._link_box.query(
-            link.from_id.equals(0).alias("from") | link.to_id.equals(0).alias("to")).build()
+        self._links_query = (self._link_box.query(link.from_id.equals(0).alias("from")).build(),
+                             self._link_box.query(link.to_id.equals(0).alias("to")).build())
         return self._links_query
 
     def children_of(self, parent_id: int) -> list[Any]:
@@ -516,10 +518,11 @@ class ObjectBoxArm(Arm):
                 for obj in objs:
                     box.remove(obj.id)
             return
-        links = self._links_query or self._build_links_query()
+        from_q, to_q = self._links_query or self._build_links_query()
         with self._store.write_tx():
             for obj in objs:
-                links.set_parameter_alias("from", obj.id).set_parameter_alias("to", obj.id).remove()
+                from_q.set_parameter_alias("from", obj.id).remove()
+                to_q.set_parameter_alias("to", obj.id).remove()
                 box.remove(obj.id)  # resets children's parent_id to 0
 
 
