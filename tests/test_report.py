@@ -129,10 +129,23 @@ def test_drift_floor_is_shown_in_the_header(tmp_path: Path, capsys: pytest.Captu
     path.write_text(json.dumps(doc))
     assert main(["report", str(path), "--format", "text"]) == 0
     out = capsys.readouterr().out
-    assert f"Drift floor (spread of a fixed sqlite3 probe over the run; smaller differences are noise): {path}: 7.3% " \
-           "(interleaved rounds, 2 probes)" in out
+    assert "Drift floor: the spread of a fixed sqlite3 probe over each run (see Runs)" in out
+    row = next(line for line in out.splitlines() if line.startswith(str(path)))
+    assert row.split()[-4:] == ["interleaved", "7.3%", "(2", "probes)"]
     assert main(["report", str(DATA / "cold.json"), "--format", "text"]) == 0
-    assert "Drift floor" not in capsys.readouterr().out  # files from before the probe: no line
+    out = capsys.readouterr().out
+    assert "over each run (see Runs)" not in out  # files from before the probe: no header line, a dash in Runs
+    assert next(line for line in out.splitlines() if line.startswith("tests/data/cold.json")).split()[-2:] == ["—", "—"]
+
+
+def test_runs_table_says_which_file_supplies_which_cells() -> None:
+    from pytest_ormbench.report.tables import runs_table
+
+    table = runs_table(load([DATA / "cold.json", DATA / "rerun.json"]))
+    rows = {row[0]: row for row in table.rows}
+    assert rows["tests/data/rerun.json"][2:5] == ["peewee", "default", "1"]  # the later run supplies its one cell
+    assert rows["tests/data/cold.json"][4] == "31"  # 32 cells, one superseded
+    assert rows["tests/data/cold.json"][1] == "2026-11-01 10:00"
 
 
 def test_best_names_the_fastest_arm_other_than_the_control(tmp_path: Path) -> None:

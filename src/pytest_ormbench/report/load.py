@@ -51,6 +51,8 @@ class Runs:
     sources: list[str] = field(default_factory=list)
     #: source -> the run-level facts the plugin wrote (schedule, drift probe, floor), when present
     run_facts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: source -> when pytest-benchmark wrote it (its "datetime": the end of the run)
+    written: dict[str, str] = field(default_factory=dict)
 
     def add(self, cell: Cell) -> None:
         old = self.cells.get(cell.key)
@@ -114,6 +116,7 @@ def load(paths: Iterable[str | Path]) -> Runs:
         for cell in cells:
             runs.add(cell)
         runs.sources.append(str(path))
+        runs.written[str(path)] = str(doc.get("datetime", ""))
         if isinstance(doc.get("ormbench"), dict):
             runs.run_facts[str(path)] = doc["ormbench"]
     return runs
@@ -122,7 +125,8 @@ def load(paths: Iterable[str | Path]) -> Runs:
 def runs_from_records(records: Iterable[Mapping[str, Any]], machine: Mapping[str, Any], when: str,
                       run_facts: Mapping[str, Any] | None = None) -> Runs:
     """Cells straight from a live session (the plugin's --ormbench-report)."""
-    runs = Runs(sources=["this run"], run_facts={"this run": dict(run_facts)} if run_facts else {})
+    runs = Runs(sources=["this run"], run_facts={"this run": dict(run_facts)} if run_facts else {},
+                written={"this run": when})
     for rec in records:
         runs.add(Cell(dict(rec), list(rec["round_seconds"]), "this run", when, dict(machine)))
     return runs

@@ -20,6 +20,7 @@ def sections(runs: Runs) -> list[T.Table]:
     if ov:
         out.append(ov)
     out.extend(T.memory(runs))
+    out.append(T.runs_table(runs))
     return out
 
 
@@ -30,7 +31,8 @@ def _md_cell(text: str) -> str:
 def markdown_table(t: T.Table) -> str:
     lines = [f"### {t.title}", ""]
     lines.append("| " + " | ".join(_md_cell(h) for h in t.header) + " |")
-    lines.append("| " + " | ".join(["---"] + ["---:"] * (len(t.header) - 1)) + " |")
+    lines.append("| " + " | ".join("---" if i == 0 or i in t.text_columns else "---:"
+                                   for i in range(len(t.header))) + " |")
     for row in t.rows:
         lines.append("| " + " | ".join(_md_cell(c) for c in row) + " |")
     if t.notes:
@@ -43,7 +45,8 @@ def text_table(t: T.Table) -> str:
     widths = [max(len(str(r[i])) for r in [t.header, *t.rows]) for i in range(len(t.header))]
 
     def line(r: Sequence[str]) -> str:
-        return "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+        return "  ".join(str(c).ljust(w) if i == 0 or i in t.text_columns else str(c).rjust(w)
+                         for i, (c, w) in enumerate(zip(r, widths))).rstrip()
 
     out = [t.title, line(t.header), "  ".join("-" * w for w in widths), *(line(r) for r in t.rows)]
     out.extend(t.notes)

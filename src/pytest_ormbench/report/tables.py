@@ -9,7 +9,7 @@ from typing import Any
 from ..contract import MODELS, OPS, OPS_BY_LETTER
 from ..registry import BUILTIN_ARMS
 from ..stats import geometric_mean
-from .load import Runs
+from .load import Cell, Runs
 
 CONTROL_ARM = "sqlite3"
 OBJECT_OPS = [op.letter for op in OPS if op.object_op]
@@ -22,6 +22,8 @@ class Table:
     rows: list[list[str]]
     notes: list[str] = field(default_factory=list)
     anchor: str = ""
+    #: columns of text, aligned left (the first always is; the others default to figures, aligned right)
+    text_columns: tuple[int, ...] = ()
 
 
 def fmt_rate(value: float | None) -> str:
@@ -237,19 +239,41 @@ def environment(runs: Runs) -> list[str]:
         "Packages: " + (", ".join(f"{d} {'/'.join(sorted(v))}" for d, v in sorted(versions.items())) or "none"),
         f"Run date(s): {', '.join(dates) or 'unknown'}; sources: {', '.join(runs.sources)}",
     ]
-    floors = []
-    for source in runs.sources:
-        facts = runs.run_facts.get(source)
-        if facts:
-            floor = facts.get("drift_floor")
-            floors.append(f"{source}: {'unknown' if floor is None else f'{floor:.1%}'} "
-                          f"({facts.get('schedule', '?')} rounds, {len(facts.get('probes') or [])} probes)")
-    if floors:
-        lines.append("Drift floor (spread of a fixed sqlite3 probe over the run; smaller differences are noise): "
-                     + "; ".join(floors))
+    if any(runs.run_facts.get(s) for s in runs.sources):
+        lines.append("Drift floor: the spread of a fixed sqlite3 probe over each run (see Runs); differences "
+                     "smaller than it are noise")
     if len(machines) > 1:
         lines.append("Warning: these results come from more than one machine; compare within a machine only.")
     return lines
+
+
+def runs_table(runs: Runs) -> Table:
+    """One row per input file: when it was written, which arms and tables it supplies, its drift floor."""
+    names, order = labels(runs), {a: i for i, a in enumerate(arm_order(runs))}
+    supplied: dict[str, list[Cell]] = defaultdict(list)
+    for cell in runs.cells.values():
+        supplied[cell.source].append(cell)
+    rows = []
+    for source in runs.sources:
+        cells = supplied.get(source, [])
+        arms = sorted({c.record["arm"] for c in cells}, key=order.__getitem__)
+        facts = runs.run_facts.get(source) or {}
+        floor = facts.get("drift_floor")
+        probes = len(facts.get("probes") or [])
+        rows.append([
+            source,
+            (runs.written.get(source) or "unknown")[:16].replace("T", " "),
+            ", ".join(names[a] for a in arms) or "— (every cell superseded)",
+            ", ".join(sorted({c.record["table"] for c in cells}, key=["default", "large"].index)) or "—",
+            str(len(cells)),
+            facts.get("schedule") or "—",
+            "—" if floor is None else f"{floor:.1%} ({probes} probes)",
+        ])
+    notes = ["Written: when pytest-benchmark wrote the file (the end of its run). Cells: the cells of the report "
+             "that come from the file. Drift floor: the spread of a fixed sqlite3 probe measured between the "
+             "file's rounds (— : written before the probe existed)."]
+    return Table("Runs", ["File", "Written (UTC)", "Arms", "Tables", "Cells", "Schedule", "Drift floor"],
+                 rows, notes, anchor="runs", text_columns=(1, 2, 3, 5, 6))
 
 
 def _machine(info: dict[str, Any]) -> str:
