@@ -168,3 +168,20 @@ def test_best_names_the_fastest_arm_other_than_the_control(tmp_path: Path) -> No
     path.write_text(json.dumps(doc))
     alone = detail(load([path]), "simple", "cold", "default")
     assert alone.rows[0][-1] == "raw sqlite3" and not any(n.startswith("Best:") for n in alone.notes)
+
+
+def test_cells_not_marked_verified_are_left_out_and_counted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc = json.loads((DATA / "cold.json").read_text())
+    doc["benchmarks"][0]["extra_info"]["verified"] = False
+    path = tmp_path / "some.json"
+    path.write_text(json.dumps(doc))
+    runs = load([path])
+    assert len(runs.cells) == len(doc["benchmarks"]) - 1
+    assert f"{path}: 1 cell(s) not marked verified were left out" in runs.notes
+    for bench in doc["benchmarks"]:
+        bench["extra_info"]["verified"] = False
+    path.write_text(json.dumps(doc))
+    assert main(["report", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith(f"none of its {len(doc['benchmarks'])} pytest-ormbench cells is marked verified")
+    assert len(err.splitlines()) == 1

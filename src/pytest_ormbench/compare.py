@@ -259,12 +259,14 @@ class Side:
     def from_document(cls, doc: Mapping[str, Any], source: str) -> Side:
         """A parsed pytest-benchmark document; CompareError for one that is not a pytest-ormbench run."""
         try:
-            cells, foreign = cells_from_document(doc, source)
+            cells, foreign, unverified = cells_from_document(doc, source)
         except ReportError as exc:
             raise CompareError(str(exc)) from None
         if not cells:
             raise CompareError(f"{source}: no pytest-ormbench cells in it (was it written without the plugin?)")
         notes = [f"{source}: {foreign} benchmark(s) that are not pytest-ormbench cells were ignored"] if foreign else []
+        if unverified:
+            notes.append(f"{source}: {unverified} cell(s) not marked verified were left out")
         facts = doc.get("ormbench")
         floor, schedule = None, None
         if isinstance(facts, dict):

@@ -78,18 +78,19 @@ def _read_json(path: Path) -> Any:
         raise ReportError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
 
 
-def cells_from_document(doc: Any, source: str) -> tuple[list[Cell], int]:
-    """The ormbench cells of one pytest-benchmark document, and how many other benchmarks it had."""
+def cells_from_document(doc: Any, source: str) -> tuple[list[Cell], int, int]:
+    """The ormbench cells of one pytest-benchmark document, how many other benchmarks it had, and how many
+    cells were not marked verified (left out: a figure counts only if its operation was checked)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
         raise ReportError(f"{source}: not pytest-benchmark JSON (no 'benchmarks' list)")
-    cells, foreign = [], 0
+    cells, foreign, unverified = [], 0, 0
     for bench in doc["benchmarks"]:
         info = bench.get("extra_info") if isinstance(bench, dict) else None
         if not isinstance(info, dict) or any(k not in info for k in REQUIRED):
             foreign += 1
             continue
         if info.get("verified") is not True:
-            foreign += 1
+            unverified += 1
             continue
         data = (bench.get("stats") or {}).get("data") or info.get("round_seconds")
         if not data:
@@ -97,7 +98,7 @@ def cells_from_document(doc: Any, source: str) -> tuple[list[Cell], int]:
                               "(save with --benchmark-json or --benchmark-save, which keep them)")
         cells.append(Cell(dict(info), [float(x) for x in data], source, str(doc.get("datetime", "")),
                           doc.get("machine_info") or {}))
-    return cells, foreign
+    return cells, foreign, unverified
 
 
 def load(paths: Iterable[str | Path]) -> Runs:
@@ -108,11 +109,15 @@ def load(paths: Iterable[str | Path]) -> Runs:
     for p in paths:
         path = Path(p)
         doc = _read_json(path)
-        cells, foreign = cells_from_document(doc, str(path))
+        cells, foreign, unverified = cells_from_document(doc, str(path))
+        if not cells and unverified:
+            raise ReportError(f"{path}: none of its {unverified} pytest-ormbench cells is marked verified")
         if not cells:
             raise ReportError(f"{path}: no pytest-ormbench cells in it (was it written without the plugin?)")
         if foreign:
             runs.notes.append(f"{path}: {foreign} benchmark(s) that are not pytest-ormbench cells were ignored")
+        if unverified:
+            runs.notes.append(f"{path}: {unverified} cell(s) not marked verified were left out")
         for cell in cells:
             runs.add(cell)
         runs.sources.append(str(path))
