@@ -185,3 +185,8 @@ def test_cells_not_marked_verified_are_left_out_and_counted(tmp_path: Path, caps
     err = capsys.readouterr().err.strip()
     assert err.endswith(f"none of its {len(doc['benchmarks'])} pytest-ormbench cells is marked verified")
     assert len(err.splitlines()) == 1
+
+
+def test_the_order_of_the_files_does_not_change_the_report(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["report", str(DATA / "warm.json"), str(DATA / "cold.json"), "--no-charts"]) == 0
+    assert capsys.readouterr().out == (GOLDEN / "report.md").read_text()

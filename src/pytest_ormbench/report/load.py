@@ -124,6 +124,7 @@ def load(paths: Iterable[str | Path]) -> Runs:
         runs.written[str(path)] = str(doc.get("datetime", ""))
         if isinstance(doc.get("ormbench"), dict):
             runs.run_facts[str(path)] = doc["ormbench"]
+    runs.sources.sort()  # the shell's glob order follows the locale; the report must not
     return runs
 
 
