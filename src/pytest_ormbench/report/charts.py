@@ -29,6 +29,30 @@ def _pyplot():
     return plt
 
 
+#: name suffixes that mark a variant of another arm: drawn in its family's colour, hatched
+VARIANT_SUFFIXES = ("_async", "_nocodegen")
+CONTROL_COLOUR = "#555555"
+
+
+def arm_styles(arms: list[str], plt) -> dict[str, dict[str, object]]:  # noqa: ANN001
+    """Bar styles: one colour per family (an arm and its async or no-codegen variant), the variant hatched,
+    the raw sqlite3 control in grey; so that 13 arms stay tellable apart without a legend lookup per bar."""
+    palette = [c for i, c in enumerate(plt.get_cmap("tab10").colors) if i != 7]  # tab10's grey is the control's
+    families: dict[str, int] = {}
+    styles: dict[str, dict[str, object]] = {}
+    for arm in arms:
+        base = next((arm[: -len(sfx)] for sfx in VARIANT_SUFFIXES if arm.endswith(sfx)), arm)
+        variant = base != arm
+        if arm == T.CONTROL_ARM:
+            styles[arm] = {"color": CONTROL_COLOUR}
+            continue
+        index = families.setdefault(base, len(families))
+        colour = palette[index % len(palette)]
+        styles[arm] = ({"color": colour, "hatch": "////", "edgecolor": "white", "linewidth": 0} if variant
+                       else {"color": colour})
+    return styles
+
+
 def write_charts(runs: Runs, out_dir: Path, formats: tuple[str, ...] = ("png", "svg")) -> list[Path]:
     """Write every chart in each format; return the paths written."""
     plt = _pyplot()
@@ -41,11 +65,11 @@ def write_charts(runs: Runs, out_dir: Path, formats: tuple[str, ...] = ("png", "
         letters = [lt for lt in T.OBJECT_OPS if any(lt in per_arm[a] for a in arms)]
         fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(letters) + 3), 5.2))
         width = 0.8 / max(1, len(arms))
-        cmap = plt.get_cmap("tab20")
+        styles = arm_styles(arms, plt)
         for i, arm in enumerate(arms):
             xs = [j + (i - (len(arms) - 1) / 2) * width for j in range(len(letters))]
             ys = [per_arm[arm].get(lt, 0) or 0 for lt in letters]
-            ax.bar(xs, ys, width, label=names[arm], color=cmap(i % 20))
+            ax.bar(xs, ys, width, label=names[arm], **styles[arm])
         ax.set_yscale("log")
         ax.set_xticks(range(len(letters)))
         ax.set_xticklabels([lt + "\n" + OPS_BY_LETTER[lt].title.replace(": ", ":\n") for lt in letters], fontsize=8)
@@ -65,11 +89,11 @@ def write_charts(runs: Runs, out_dir: Path, formats: tuple[str, ...] = ("png", "
         arms = [a for a in T.arm_order(runs) if any(a in g for g in gms.values())]
         fig, ax = plt.subplots(figsize=(max(8, 1.2 * len(cols) + 3), 5.2))
         width = 0.8 / max(1, len(arms))
-        cmap = plt.get_cmap("tab20")
+        styles = arm_styles(arms, plt)
         for i, arm in enumerate(arms):
             xs = [j + (i - (len(arms) - 1) / 2) * width for j in range(len(cols))]
             ys = [(gms[c].get(arm, (None, 0))[0] or 0) for c in cols]
-            ax.bar(xs, ys, width, label=names[arm], color=cmap(i % 20))
+            ax.bar(xs, ys, width, label=names[arm], **styles[arm])
         ax.set_yscale("log")
         ax.set_xticks(range(len(cols)))
         ax.set_xticklabels([f"Test {MODELS[m].test}\n{md}" for m, md in cols])
