@@ -8,6 +8,9 @@ export LC_ALL=C
 cd "$(dirname "$0")/.."
 PY=${PY:-python3}
 "$PY" -m pytest_ormbench.cli report results/*.json -o results/report.md --charts results/charts
+if ls results/default-*.json >/dev/null 2>&1; then
+  "$PY" results/ratios_vs_reference.py results/default-*.json > results/ratios-vs-reference.md
+fi
 {
   echo "| run log | started (UTC) | wall time | exit |"
   echo "| --- | --- | ---: | ---: |"
@@ -23,4 +26,4 @@ PY=${PY:-python3}
     fi
   done
 } > results/wall-times.md
-echo "finalize: wrote results/report.md, results/charts/, results/wall-times.md"
+echo "finalize: wrote results/report.md, results/charts/, results/ratios-vs-reference.md, results/wall-times.md"

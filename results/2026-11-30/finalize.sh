@@ -8,7 +8,7 @@ default=$(ls main-default.json arm-*.json 2>/dev/null)
 if ls large-*.json >/dev/null 2>&1; then
   "$PY" -m pytest_ormbench.cli report large-*.json -o report-large.md --charts charts-large
 fi
-"$PY" ratios_vs_reference.py $default > ratios-vs-reference.md
+"$PY" ../ratios_vs_reference.py $default > ratios-vs-reference.md
 {
   echo "| run log | wall time (s) | exit |"
   echo "|---|---:|---:|"
