@@ -131,11 +131,11 @@ def test_drift_floor_is_shown_in_the_header(tmp_path: Path, capsys: pytest.Captu
     out = capsys.readouterr().out
     assert "Drift floor: the spread of a fixed sqlite3 probe over each run (see Runs)" in out
     row = next(line for line in out.splitlines() if line.startswith(str(path)))
-    assert row.split()[-4:] == ["interleaved", "7.3%", "(2", "probes)"]
+    assert row.split()[-5:] == ["interleaved", "7.3%", "(2", "probes)", "104"]  # median of the probes
     assert main(["report", str(DATA / "cold.json"), "--format", "text"]) == 0
     out = capsys.readouterr().out
     assert "over each run (see Runs)" not in out  # files from before the probe: no header line, a dash in Runs
-    assert next(line for line in out.splitlines() if line.startswith("tests/data/cold.json")).split()[-2:] == ["—", "—"]
+    assert next(line for line in out.splitlines() if line.startswith("tests/data/cold.json")).split()[-3:] == ["—", "—", "—"]
 
 
 def test_runs_table_says_which_file_supplies_which_cells() -> None:

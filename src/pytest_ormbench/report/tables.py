@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
@@ -260,6 +261,8 @@ def runs_table(runs: Runs) -> Table:
         facts = runs.run_facts.get(source) or {}
         floor = facts.get("drift_floor")
         probes = len(facts.get("probes") or [])
+        rates = [p["rows_per_s"] for p in facts.get("probes") or []
+                 if isinstance(p, dict) and isinstance(p.get("rows_per_s"), (int, float))]
         rows.append([
             source,
             (runs.written.get(source) or "unknown")[:16].replace("T", " "),
@@ -268,11 +271,14 @@ def runs_table(runs: Runs) -> Table:
             str(len(cells)),
             facts.get("schedule") or "—",
             "—" if floor is None else f"{floor:.1%} ({probes} probes)",
+            fmt_rate(statistics.median(rates)) if rates else "—",
         ])
     notes = ["Written: when pytest-benchmark wrote the file (the end of its run). Cells: the cells of the report "
              "that come from the file. Drift floor: the spread of a fixed sqlite3 probe measured between the "
-             "file's rounds (— : written before the probe existed)."]
-    return Table("Runs", ["File", "Written (UTC)", "Arms", "Tables", "Cells", "Schedule", "Drift floor"],
+             "file's rounds (— : written before the probe existed). Probe level: the median of those probe "
+             "figures, rows/s; the same workload in every run, so it shows how fast the machine was during each "
+             "run: figures from runs whose levels differ by x % can differ by about as much for that reason alone."]
+    return Table("Runs", ["File", "Written (UTC)", "Arms", "Tables", "Cells", "Schedule", "Drift floor", "Probe level"],
                  rows, notes, anchor="runs", text_columns=(1, 2, 3, 5, 6))
 
 
