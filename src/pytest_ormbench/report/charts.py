@@ -98,7 +98,7 @@ def write_charts(runs: Runs, out_dir: Path, formats: tuple[str, ...] = ("png", "
         ax.set_xticks(range(len(cols)))
         ax.set_xticklabels([f"Test {MODELS[m].test}\n{md}" for m, md in cols])
         ax.set_ylabel("geometric mean, rows/s (log scale)")
-        ax.set_title("Geometric means over the object operations" + (" — large table" if table == "large" else ""))
+        ax.set_title(f"Geometric means over the object operations — {table} table")
         ax.grid(axis="y", which="both", alpha=0.3)
         ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fig.tight_layout()
