@@ -49,7 +49,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from .report.load import Cell, ReportError, _read_json, cells_from_document
+from .registry import CONTROL_ARM  # its cells measure the machine's drift between two runs
+from .report.load import Cell, ReportError, _read_json, cells_from_document, require_cells
 from .report.render import text_table
 from .report.tables import Table, _machine, fmt_rate
 from .stats import median
@@ -101,8 +102,6 @@ def _u_counts(n: int, m: int) -> tuple[int, ...]:
 
 CORRECTIONS = ("holm", "none")
 DRIFT_MODES = ("control", "off")
-#: the arm whose cells measure the machine's drift between two runs
-CONTROL_ARM = "sqlite3"
 #: fewer common control cells than this in a (mode, table) group: no correction there
 MIN_CONTROL_CELLS = 3
 
@@ -260,10 +259,9 @@ class Side:
         """A parsed pytest-benchmark document; CompareError for one that is not a pytest-ormbench run."""
         try:
             cells, foreign, unverified = cells_from_document(doc, source)
+            require_cells(cells, unverified, source)
         except ReportError as exc:
             raise CompareError(str(exc)) from None
-        if not cells:
-            raise CompareError(f"{source}: no pytest-ormbench cells in it (was it written without the plugin?)")
         notes = [f"{source}: {foreign} benchmark(s) that are not pytest-ormbench cells were ignored"] if foreign else []
         if unverified:
             notes.append(f"{source}: {unverified} cell(s) not marked verified were left out")

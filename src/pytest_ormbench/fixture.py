@@ -28,7 +28,7 @@ import pytest
 from .contract import MODELS, OPS_BY_LETTER
 from .options import RunConfig
 from .plan import CellPlan, Sizes, make_plan
-from .registry import ArmEntry
+from .registry import CONTROL_ARM, ArmEntry
 from .runner import Cell
 from .stats import drift_floor, geometric_mean, median, rows_per_second
 from .worker import Worker, WorkerCrashed, child_env
@@ -200,14 +200,14 @@ class OrmbenchSession:
     # -- the drift probe --------------------------------------------------------
     def probe(self, when: str) -> None:
         """Time the fixed sqlite3 probe once (median of a few warm rounds); never fails the run."""
-        if not self.timed or not self.run.probe or "sqlite3" not in self.arms:
+        if not self.timed or not self.run.probe or CONTROL_ARM not in self.arms:
             return
         figures = []
         try:
             if self._probe_worker is None or self._probe_worker.proc.poll() is not None:
                 self._probe_worker = self.fresh()
             for model, op in PROBE_CELLS:
-                spec = CellSpec("sqlite3", model, op, "warm", "default")
+                spec = CellSpec(CONTROL_ARM, model, op, "warm", "default")
                 build = self.cell(spec, 1, False, sizes=PROBE_SIZES)
                 self._ask(self._probe_worker, spec, {"cmd": "build", "cell": build.to_json()}, persistent=False)
                 run = self.cell(spec, PROBE_ROUNDS, True, sizes=PROBE_SIZES)
@@ -227,7 +227,7 @@ class OrmbenchSession:
             "schedule": self.run.schedule if self.timed else "verify-only",
             "drift_floor": drift_floor(figures),
             "probes": self.probes,
-            "probe": {"arm": "sqlite3", "cells": [f"{m}-{OPS_BY_LETTER[o].name}-warm-default" for m, o in PROBE_CELLS],
+            "probe": {"arm": CONTROL_ARM, "cells": [f"{m}-{OPS_BY_LETTER[o].name}-warm-default" for m, o in PROBE_CELLS],
                       "rounds": PROBE_ROUNDS, "iterations": PROBE_SIZES.iterations, "batch": PROBE_SIZES.batch,
                       "figure": "geometric mean of the cells' median rows/s"},
             "notes": self.probe_notes,

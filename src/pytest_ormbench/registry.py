@@ -44,8 +44,11 @@ class ArmEntry:
         return None
 
 
+#: the raw sqlite3 control arm: the yardstick in the report, the drift probe, and the compare drift correction
+CONTROL_ARM = "sqlite3"
+
 BUILTIN_ARMS: tuple[ArmEntry, ...] = (
-    ArmEntry("sqlite3", "bench_suites.raw_sqlite3:RawSqlite3Arm", "raw sqlite3"),
+    ArmEntry(CONTROL_ARM, "bench_suites.raw_sqlite3:RawSqlite3Arm", "raw sqlite3"),
     ArmEntry("django", "bench_suites.django_arm:DjangoArm", "Django", ("django",), "django"),
     ArmEntry("peewee", "bench_suites.peewee_arm:PeeweeArm", "peewee", ("peewee",), "peewee"),
     ArmEntry("sqlalchemy", "bench_suites.sqlalchemy_arm:SQLAlchemyArm", "SA ORM", ("sqlalchemy",), "sqlalchemy"),

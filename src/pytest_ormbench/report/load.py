@@ -101,6 +101,14 @@ def cells_from_document(doc: Any, source: str) -> tuple[list[Cell], int, int]:
     return cells, foreign, unverified
 
 
+def require_cells(cells: list[Cell], unverified: int, source: str) -> None:
+    """A file must give at least one verified cell; say which way it fails."""
+    if not cells and unverified:
+        raise ReportError(f"{source}: none of its {unverified} pytest-ormbench cells is marked verified")
+    if not cells:
+        raise ReportError(f"{source}: no pytest-ormbench cells in it (was it written without the plugin?)")
+
+
 def load(paths: Iterable[str | Path]) -> Runs:
     runs = Runs()
     paths = list(paths)
@@ -110,10 +118,7 @@ def load(paths: Iterable[str | Path]) -> Runs:
         path = Path(p)
         doc = _read_json(path)
         cells, foreign, unverified = cells_from_document(doc, str(path))
-        if not cells and unverified:
-            raise ReportError(f"{path}: none of its {unverified} pytest-ormbench cells is marked verified")
-        if not cells:
-            raise ReportError(f"{path}: no pytest-ormbench cells in it (was it written without the plugin?)")
+        require_cells(cells, unverified, str(path))
         if foreign:
             runs.notes.append(f"{path}: {foreign} benchmark(s) that are not pytest-ormbench cells were ignored")
         if unverified:

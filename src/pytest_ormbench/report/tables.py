@@ -8,11 +8,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..contract import MODELS, OPS, OPS_BY_LETTER
-from ..registry import BUILTIN_ARMS
+from ..registry import BUILTIN_ARMS, CONTROL_ARM
 from ..stats import geometric_mean
 from .load import Cell, Runs
 
-CONTROL_ARM = "sqlite3"
 OBJECT_OPS = [op.letter for op in OPS if op.object_op]
 
 
