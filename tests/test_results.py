@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 from pathlib import Path
@@ -29,3 +30,17 @@ def test_committed_report_is_what_the_json_gives(monkeypatch: pytest.MonkeyPatch
         "results/report.md is not what the JSON gives: run results/finalize.sh and commit what it writes"
     for link in (line[line.index("](") + 2:-1] for line in committed.splitlines() if line.startswith("![")):
         assert os.path.exists(RESULTS / link), f"results/report.md links a missing chart: {link}"
+
+
+def test_committed_ratios_are_what_the_json_gives(capsys: pytest.CaptureFixture[str]) -> None:
+    """results/ratios-vs-reference.md is generated too; a hand edit or a stale copy must fail here."""
+    files = sorted(str(p) for p in RESULTS.glob("*.json"))
+    if not files:
+        pytest.skip("no published run in results/ yet")
+    spec = importlib.util.spec_from_file_location("ratios_vs_reference", RESULTS / "ratios_vs_reference.py")
+    assert spec is not None and spec.loader is not None
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    script.main(files)
+    assert (RESULTS / "ratios-vs-reference.md").read_text() == capsys.readouterr().out, \
+        "results/ratios-vs-reference.md is not what the JSON gives: run results/finalize.sh and commit what it writes"
