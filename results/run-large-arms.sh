@@ -11,7 +11,7 @@ TABLE=${TABLE:-large}
 NAME=${NAME:-$TABLE-{arm}}
 cd "$TREE"
 export PYTHONPATH="$TREE/src:$TREE"
-for arm in ${ARMS:-sqlalchemy_async sqlmodel_async piccolo ormar}; do  # default: the large-table arms still to run
+for arm in ${ARMS:-piccolo ormar}; do  # default: the large-table arms still to run
   stem=${NAME//\{arm\}/$arm}
   start=$(date +%s)
   "$PY" -m pytest bench_suites -p no:cacheprovider -q --ormbench-arms=$arm --ormbench-mode=cold,warm \
