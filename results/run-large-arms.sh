@@ -2,20 +2,21 @@
 # Issue 5's publishable run, large table: one pytest run per arm (a finished arm's JSON is kept if a later
 # one is stopped), every op A-K, Tests 1-3, cold and warm, 5 interleaved rounds, drift probe on.
 # Frozen copy of the tree (src, bench_suites, conftest.py, pyproject.toml) in $TREE; ARMS picks arms;
-# OPS picks ops (default all); NAME is the JSON file's stem ({arm} is replaced by the arm).
+# OPS picks ops and MODELS models (default all; an arm too long for one session runs one model per run);
+# NAME is the JSON file's stem ({arm} is replaced by the arm).
 set -u
 OUT=${OUT:-/work/main/results}
 TREE=${TREE:-/tmp/runtree8}
 PY=${PY:-/tmp/v313all/bin/python}
 TABLE=${TABLE:-large}
-NAME=${NAME:-$TABLE-{arm}}
+NAME=${NAME:-"$TABLE-{arm}"}
 cd "$TREE"
 export PYTHONPATH="$TREE/src:$TREE"
 for arm in ${ARMS:-piccolo ormar}; do  # default: the large-table arms still to run
   stem=${NAME//\{arm\}/$arm}
   start=$(date +%s)
   "$PY" -m pytest bench_suites -p no:cacheprovider -q --ormbench-arms=$arm --ormbench-mode=cold,warm \
-    --ormbench-table=$TABLE --ormbench-rounds=5 ${OPS:+--ormbench-ops=$OPS} \
+    --ormbench-table=$TABLE --ormbench-rounds=5 ${OPS:+--ormbench-ops=$OPS} ${MODELS:+--ormbench-models=$MODELS} \
     --benchmark-json=$OUT/$stem.json > $OUT/$stem.log 2>&1
   echo "exit=$? wall_seconds=$(( $(date +%s) - start )) started=$(date -u -d @$start +%FT%TZ)" >> $OUT/$stem.log
 done
