@@ -12,7 +12,8 @@ TABLE=${TABLE:-large}
 NAME=${NAME:-"$TABLE-{arm}"}
 cd "$TREE"
 export PYTHONPATH="$TREE/src:$TREE"
-for arm in ${ARMS:-ormar}; do  # default: the large-table arm still to run (its Tests 2-3: MODELS=fk,wide)
+ALL="sqlite3 peewee sqlalchemy sqlobject django sqlmodel tortoise objectbox objectbox_nocodegen sqlalchemy_async sqlmodel_async piccolo ormar"
+for arm in ${ARMS:-$ALL}; do  # default: every arm, one pytest run each (about 10 h on the large table here)
   stem=${NAME//\{arm\}/$arm}
   start=$(date +%s)
   "$PY" -m pytest bench_suites -p no:cacheprovider -q --ormbench-arms=$arm --ormbench-mode=cold,warm \
