@@ -12,8 +12,9 @@ TABLE=${TABLE:-large}
 NAME=${NAME:-"$TABLE-{arm}"}
 cd "$TREE"
 export PYTHONPATH="$TREE/src:$TREE"
-ALL="sqlite3 peewee sqlalchemy sqlobject django sqlmodel tortoise objectbox objectbox_nocodegen sqlalchemy_async sqlmodel_async piccolo ormar"
-for arm in ${ARMS:-$ALL}; do  # default: every arm, one pytest run each (about 10 h on the large table here)
+# default ARMS: every built-in arm, in the registry's order, one pytest run each (about 10 h on the large table here)
+ALL=$("$PY" -c "from pytest_ormbench.registry import BUILTIN_ARMS; print(*(a.name for a in BUILTIN_ARMS))") || exit 1
+for arm in ${ARMS:-$ALL}; do
   stem=${NAME//\{arm\}/$arm}
   start=$(date +%s)
   "$PY" -m pytest bench_suites -p no:cacheprovider -q --ormbench-arms=$arm --ormbench-mode=cold,warm \
