@@ -4,9 +4,10 @@ Two model flavours (plain SQLAlchemy 2.x declarative, and SQLModel table models)
 times two drivers (sqlite3 through pysqlite, aiosqlite through AsyncSession) make
 four arms. The model factories, the engine/connection set-up and the op bodies
 live here once: :class:`SyncOps` holds the sync op bodies, :class:`AsyncOps` the
-same shapes awaited; a :class:`Flavor` (:func:`sa_flavor` / :func:`sqlmodel_flavor`)
-supplies the models, ``select`` and the names of the session methods that run a
-query (``scalars``/``execute`` for SQLAlchemy, ``exec`` for SQLModel).
+same shapes awaited (why they are two, see :class:`AsyncOps`); a :class:`Flavor`
+(:func:`sa_flavor` / :func:`sqlmodel_flavor`) supplies the models, ``select`` and the
+names of the session methods that run a query (``scalars``/``execute`` for
+SQLAlchemy, ``exec`` for SQLModel).
 
 Choices that hold for all four arms (see ``COMMON_NOTES``):
 
@@ -29,10 +30,11 @@ from __future__ import annotations
 import datetime as dt
 import sqlite3
 import types
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Callable, ClassVar, List, Mapping, Optional, Sequence
+from typing import Any, AsyncIterator, Callable, ClassVar, List, Mapping, Optional, Sequence
 
 import sqlalchemy
 from sqlalchemy import (
@@ -54,6 +56,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship, sessionmaker
 from sqlalchemy.pool import StaticPool
 
+from pytest_ormbench.arm_helpers import assign_all
 from pytest_ormbench.contract import (
     DECIMAL_DIGITS,
     DECIMAL_PLACES,
@@ -62,7 +65,7 @@ from pytest_ormbench.contract import (
     ModelSpec,
     Settings,
 )
-from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, read_pragmas
+from pytest_ormbench.sqlite_support import AiosqliteArm, SqliteArm, SqlTables, apply_pragmas, tables_for
 
 # --------------------------------------------------------------------------
 # Column types
@@ -133,13 +136,6 @@ class ModelSet:
     link: Optional[Table] = None
 
 
-def _sql_tables(spec: ModelSpec) -> SqlTables:
-    t = table_name(spec)
-    if spec.relations:
-        return SqlTables(t, f"{t}_links", "from_id", "to_id")
-    return SqlTables(t)
-
-
 # --------------------------------------------------------------------------
 # Flavour 1: SQLAlchemy 2.x declarative (DeclarativeBase / mapped_column)
 # --------------------------------------------------------------------------
@@ -203,7 +199,7 @@ def _build_sa_models(spec: ModelSpec) -> ModelSet:
             ns[f.name] = _sa_wide_column(f)
         cls = types.new_class(cls_name, (_JournalColumns, Base), {}, lambda body: body.update(ns))
     tables = tuple(Base.metadata.sorted_tables)
-    return ModelSet(cls, tables, _sql_tables(spec), link)
+    return ModelSet(cls, tables, tables_for(spec, t), link)
 
 
 # --------------------------------------------------------------------------
@@ -284,7 +280,7 @@ def _build_sqlmodel_models(spec: ModelSpec) -> ModelSet:
     main = cls.__table__  # type: ignore[attr-defined]
     link = link_cls.__table__ if link_cls is not None else None  # type: ignore[attr-defined]
     tables = (main,) if link is None else (main, link)
-    return ModelSet(cls, tables, _sql_tables(spec), link)
+    return ModelSet(cls, tables, tables_for(spec, t), link)
 
 
 _MODEL_CACHE: dict[tuple[str, str], ModelSet] = {}
@@ -342,11 +338,7 @@ class OneConnection:
             raise RuntimeError("a second SQLite connection was opened; the arm must hold exactly one")
         # the documented recipe: the driver's legacy BEGIN handling off, BEGIN from on_begin
         dbapi_connection.isolation_level = None
-        cur = dbapi_connection.cursor()
-        for stmt in self.settings.pragma_statements():
-            cur.execute(stmt)
-            cur.fetchall()
-        cur.close()
+        apply_pragmas(dbapi_connection, self.settings)
         self.dbapi = dbapi_connection
 
     @staticmethod
@@ -413,13 +405,7 @@ class _SABase(SqliteArm):
     def _link_rows(self, links: Sequence[tuple[int, int]]) -> list[dict[str, int]]:
         return [{"from_id": a, "to_id": b} for a, b in links]
 
-    # attribute assignment is where the ORM tracks changes: timed, inside I and J
-    @staticmethod
-    def _assign_values(objs: list[Any], values: Sequence[Mapping[str, Any]]) -> None:
-        for obj, new in zip(objs, values):
-            for k, v in new.items():
-                setattr(obj, k, v)
-
+    # attribute assignment is where the ORM tracks changes: timed, inside I (assign_all) and J
     @staticmethod
     def _assign_levels(objs: list[Any], levels: Sequence[int]) -> None:
         for obj, lv in zip(objs, levels):
@@ -545,7 +531,7 @@ class SyncOps(_SABase):
 
     # -- I, J, K --------------------------------------------------------------
     def update_whole(self, objs: list[Any], values: Sequence[Mapping[str, Any]]) -> None:
-        self._assign_values(objs, values)
+        assign_all(objs, values)
         self.session.commit()
         self._end_session()
 
@@ -562,8 +548,18 @@ class SyncOps(_SABase):
         self._end_session()
 
 
-class AsyncOps(_SABase):
-    """The same op shapes on an ``AsyncSession`` over aiosqlite, awaited."""
+class AsyncOps(_SABase, AiosqliteArm):
+    """The same op shapes on an ``AsyncSession`` over aiosqlite, awaited.
+
+    Why this is a second copy of :class:`SyncOps`'s bodies rather than those bodies run through
+    ``AsyncSession.run_sync`` (which would make them one source): it would measure something else.
+    Each awaited ``AsyncSession`` call (``execute``, ``scalars``, ``get``, ``commit``, ``delete``)
+    enters SQLAlchemy's greenlet bridge (``greenlet_spawn``) once; under ``run_sync`` a whole op
+    would run in one greenlet, without that per-call cost. An asyncio application awaits the
+    session's methods; ``run_sync`` is SQLAlchemy's escape hatch for sync-only APIs, used here
+    only where AsyncSession has no method (``bulk_save_objects``). Statement shapes, models and
+    everything untimed are shared in :class:`_SABase`; the bodies differ only by ``await``.
+    """
 
     packages = ("SQLAlchemy", "aiosqlite", "greenlet")
     driver = "aiosqlite"
@@ -597,34 +593,21 @@ class AsyncOps(_SABase):
             await self.session.close()
             self.session = None
 
-    async def _driver_connection(self) -> Any:
-        """The live aiosqlite connection (connecting if the engine has not yet)."""
+    @asynccontextmanager
+    async def aiosqlite_connection(self) -> AsyncIterator[Any]:
+        """The pool's one live aiosqlite connection (connecting if the engine has not yet).
+
+        AiosqliteArm reads the pragmas and restores (the backup API, page for page) in its thread:
+        the engine, its pool connection and SQLAlchemy's caches survive; the session load_all
+        opened is closed first (before_restore).
+        """
         if self._conn.dbapi is None:
             async with self.engine.connect() as conn:
                 await conn.get_raw_connection()
-        return self._conn.dbapi.driver_connection
+        yield self._conn.dbapi.driver_connection
 
-    async def pragmas(self) -> dict[str, str]:  # type: ignore[override]
-        await self._driver_connection()
-        async with self.engine.connect() as conn:
-            # read through SQLAlchemy's DBAPI adapter of the pool's one connection
-            return await conn.run_sync(
-                lambda sync_conn: read_pragmas(sync_conn.connection.dbapi_connection))
-
-    async def restore(self, template: Path) -> None:  # type: ignore[override]
-        import aiosqlite
-
+    async def before_restore(self) -> None:  # type: ignore[override]
         await self._end_session()
-        live = await self._driver_connection()
-        # the backup API, page for page, into the live connection: the engine, its pool
-        # connection and SQLAlchemy's caches survive. aiosqlite's public backup() runs in
-        # the template connection's thread and writes into the live sqlite3 connection,
-        # whose own thread is idle meanwhile (we are awaiting; SQLite is threadsafe).
-        async with aiosqlite.connect(str(template)) as src:
-            await src.backup(live)
-
-    def raw_connection(self) -> sqlite3.Connection:
-        raise TypeError("the async arms read pragmas and restore through aiosqlite")
 
     async def create_schema(self) -> None:
         metadata = self.ms.tables[0].metadata
@@ -706,7 +689,7 @@ class AsyncOps(_SABase):
 
     # -- I, J, K --------------------------------------------------------------
     async def update_whole(self, objs: list[Any], values: Sequence[Mapping[str, Any]]) -> None:
-        self._assign_values(objs, values)
+        assign_all(objs, values)
         await self.session.commit()
         await self._end_session()
 

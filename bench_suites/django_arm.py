@@ -17,8 +17,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from pytest_ormbench.arm_helpers import assign
 from pytest_ormbench.contract import ModelSpec, Settings
-from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, apply_pragmas
+from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, apply_pragmas, pragma_statements
 
 APP = "bench_suites.django_app"
 
@@ -83,7 +84,7 @@ class DjangoArm(SqliteArm):
 
     def open(self, path: Path) -> None:
         self.path = path
-        init_command = ";".join(self.settings.pragma_statements())
+        init_command = ";".join(pragma_statements(self.settings))
         _setup(str(path), init_command)
         from django.db import connections
 
@@ -111,6 +112,7 @@ class DjangoArm(SqliteArm):
     def tables(self) -> SqlTables:
         opts = self.Model._meta
         if self.model.relations:
+            # Django's own names for the auto-created through table and its columns
             links = opts.get_field("links")
             return SqlTables(opts.db_table, links.m2m_db_table(), links.m2m_column_name(), links.m2m_reverse_name())
         return SqlTables(opts.db_table)
@@ -121,7 +123,7 @@ class DjangoArm(SqliteArm):
         with conn.schema_editor() as editor:
             editor.create_model(self.Model)
         # the SQLite schema editor switches foreign_keys off and back ON: reapply what was asked
-        apply_pragmas(self.raw_connection(), self.settings.pragma_statements())
+        apply_pragmas(self.raw_connection(), self.settings)
 
     def before_restore(self) -> None:
         conn = self._connection()
@@ -198,8 +200,7 @@ class DjangoArm(SqliteArm):
 
         with transaction.atomic():
             for obj, new in zip(objs, values):
-                for k, v in new.items():
-                    setattr(obj, k, v)
+                assign(obj, new)
                 obj.save()
 
     def update_partial(self, objs: list[Any], levels: Sequence[int]) -> None:

@@ -38,7 +38,6 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-import shutil
 import struct
 from decimal import Decimal
 from pathlib import Path
@@ -48,7 +47,9 @@ import objectbox
 from objectbox import (Date, Entity, Float64, Id, Index, Int16, Int32, Int64, Model, Relation, Store,
                        String, experimental)
 
+from pytest_ormbench.arm_helpers import assign, slices
 from pytest_ormbench.contract import MODELS, Arm, Field, ModelSpec, Settings, Snapshot, Unsupported
+from pytest_ormbench.databases import Database
 
 MODEL_JSON = "objectbox-model.json"
 _MODEL_NAME = "pytest_ormbench"  # @Entity(model=...): keeps these entities out of the "default" model
@@ -158,6 +159,33 @@ def committed_txns(store_dir: Path) -> int | None:
     return max(ids) if ids else None
 
 
+class ObjectBoxStore(Database):
+    """ObjectBox's storage, for the harness: a store directory, its commits counted from the meta pages.
+
+    ``copy``/``remove`` are the base class's (a directory is copied and removed whole). The store holds
+    no file descriptor the harness could count per connection, so :meth:`connections` cannot tell.
+    """
+
+    name: ClassVar[str] = "objectbox"
+
+    def expected_durability(self, settings: Settings) -> dict[str, str]:
+        """What ObjectBox reports when it commits as durably as ``settings`` ask; refuses what it cannot match."""
+        sync = settings.synchronous
+        if sync != "full":
+            raise Unsupported(f"ObjectBox syncs every commit; it has no setting like synchronous={sync}")
+        if not settings.foreign_keys:
+            raise Unsupported("ObjectBox always resets to-one relations of removed objects (foreign_keys=OFF "
+                              "cannot be matched)")
+        return {"journal_mode": JOURNAL, "synchronous": SYNCHRONOUS, "foreign_keys": FOREIGN_KEYS}
+
+    def commits(self, location: Path) -> int | None:
+        """The meta page's transaction id: one per committed write transaction."""
+        return committed_txns(location)
+
+    def connections(self, location: Path) -> int | None:
+        return None
+
+
 # --------------------------------------------------------------------------
 # Values: canonical rows <-> ObjectBox attributes
 # --------------------------------------------------------------------------
@@ -225,6 +253,8 @@ class ObjectBoxArm(Arm):
                 "by build() (no column defaults)",
     }
 
+    database = ObjectBoxStore()
+
     _store: Store | None = None
     path: Path | None = None
 
@@ -244,12 +274,7 @@ class ObjectBoxArm(Arm):
 
     # -- connection ---------------------------------------------------------
     def _check_settings(self) -> None:
-        s = self.settings
-        if s.synchronous != "full":
-            raise Unsupported(f"ObjectBox syncs every commit; it has no setting like synchronous={s.synchronous}")
-        if not s.foreign_keys:
-            raise Unsupported("ObjectBox always resets to-one relations of removed objects (foreign_keys=OFF "
-                              "cannot be matched)")
+        self.database.expected_durability(self.settings)  # raises Unsupported for what ObjectBox cannot match
 
     def _apply_marshalling(self) -> None:
         if self.marshalling == "codegen":
@@ -297,14 +322,9 @@ class ObjectBoxArm(Arm):
         return {"journal_mode": JOURNAL, "synchronous": SYNCHRONOUS, "foreign_keys": FOREIGN_KEYS,
                 "marshalling": self.active_marshalling()}
 
-    def commit_counter(self, path: Path) -> int | None:
-        """The meta page's transaction id: one per committed write transaction."""
-        return committed_txns(path)
-
     def expected_settings(self) -> dict[str, str]:
-        self._check_settings()
-        return {"journal_mode": JOURNAL, "synchronous": SYNCHRONOUS, "foreign_keys": FOREIGN_KEYS,
-                "marshalling": self.marshalling}
+        """The store's durability, plus the marshalling this arm must have run with."""
+        return {**self.database.expected_durability(self.settings), "marshalling": self.marshalling}
 
     def create_schema(self) -> None:
         """Nothing to do: the store creates its schema from the model when it opens."""
@@ -318,8 +338,7 @@ class ObjectBoxArm(Arm):
         assert self.path is not None
         built = (self._level_query is not None, self._page_query is not None, self._links_query is not None)
         self._close_store()
-        shutil.rmtree(self.path)
-        shutil.copytree(template, self.path)
+        self.database.copy(template, self.path)
         self._apply_marshalling()
         self._open_store()
         if built[0]:
@@ -402,8 +421,8 @@ class ObjectBoxArm(Arm):
             return box.put(objs)
         ids: list[int] = []
         with self._store.write_tx():
-            for i in range(0, len(objs), PUT_LIMIT):
-                ids.extend(box.put(objs[i:i + PUT_LIMIT]))
+            for part in slices(objs, PUT_LIMIT):
+                ids.extend(box.put(part))
         return ids
 
     def load_all(self) -> list[Any]:
@@ -500,8 +519,7 @@ class ObjectBoxArm(Arm):
         box = self._box
         with self._store.write_tx():
             for obj, new in zip(objs, values):
-                for name, value in new.items():
-                    setattr(obj, name, value)
+                assign(obj, new)
                 box.put(obj)
 
     def update_partial(self, objs: list[Any], levels: Sequence[int]) -> None:

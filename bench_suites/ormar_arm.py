@@ -14,21 +14,17 @@ Model classes are built per ``open()`` (their ``OrmarConfig`` binds the
 
 from __future__ import annotations
 
-import sqlite3
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, ForwardRef, Mapping, Sequence
+from typing import Any, AsyncIterator, ForwardRef, Mapping, Sequence
 
 import ormar
 import sqlalchemy
 from sqlalchemy import event
 
+from pytest_ormbench.arm_helpers import assign
 from pytest_ormbench.contract import WIDE_DEFAULTS, Field, ModelSpec
-from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, backup_into, in_aiosqlite_thread, read_pragmas
-
-
-def _variable_limit(conn: sqlite3.Connection) -> int:
-    """How many bound variables one statement may carry on this connection (32766 by default)."""
-    return conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+from pytest_ormbench.sqlite_support import AiosqliteArm, SqlTables, apply_pragmas, chunked, tables_for, variable_limit
 
 
 def _wide_column(f: Field) -> Any:
@@ -97,12 +93,10 @@ def build_models(model: ModelSpec, database: ormar.DatabaseConnection) -> tuple[
     return cls, link, metadata
 
 
-class OrmarArm(SqliteArm):
+class OrmarArm(AiosqliteArm):
     name = "ormar"
     label = "ormar"
-    driver = "aiosqlite"
     packages = ("ormar", "aiosqlite", "sqlalchemy", "pydantic")
-    is_async = True
     bulk_sets_ids = False
     unsupported: Mapping[str, str] = {}
     deviations = {
@@ -119,66 +113,54 @@ class OrmarArm(SqliteArm):
                 "and 3 are Python-side ormar defaults (no SQL DEFAULT clause)",
     }
 
-    database: ormar.DatabaseConnection | None = None
+    #: ormar's connection to the database (not ``Arm.database``, the harness's storage backend)
+    db: ormar.DatabaseConnection | None = None
 
     def tables(self) -> SqlTables:
-        t = f"journal_{self.model.name}"
-        if self.model.relations:
-            return SqlTables(t, f"{t}_links", "from_id", "to_id")
-        return SqlTables(t)
+        return tables_for(self.model, f"journal_{self.model.name}")
 
     # -- connection -----------------------------------------------------------
     async def open(self, path: Path) -> None:
         self.path = path
-        self.database = ormar.DatabaseConnection(f"sqlite+aiosqlite:///{path}", pool_size=1, max_overflow=0)
-        self.Journal, self.Link, self.metadata = build_models(self.model, self.database)
-        await self.database.connect()
-        statements = self.settings.pragma_statements()
+        self.db = ormar.DatabaseConnection(f"sqlite+aiosqlite:///{path}", pool_size=1, max_overflow=0)
+        self.Journal, self.Link, self.metadata = build_models(self.model, self.db)
+        await self.db.connect()
+        settings = self.settings
 
         # registered after ormar's own listener (PRAGMA foreign_keys=ON), so these win
-        @event.listens_for(self.database.engine.sync_engine, "connect")
+        @event.listens_for(self.db.engine.sync_engine, "connect")
         def _pragmas(dbapi_conn: Any, record: Any) -> None:
-            cur = dbapi_conn.cursor()
-            for stmt in statements:
-                cur.execute(stmt)
-                cur.fetchall()
-            cur.close()
+            apply_pragmas(dbapi_conn, settings)
 
-        self._max_vars = await self._in_driver_thread(_variable_limit)
-        self._chunk = max(1, self._max_vars // len(self.Journal.ormar_config.table.columns))
+        self._max_vars = await self.in_connection_thread(variable_limit)
+        self._columns = len(self.Journal.ormar_config.table.columns)  # bound values per row in C
 
     async def close(self) -> None:
-        if self.database is not None:
-            await self.database.disconnect()
-            self.database = None
+        if self.db is not None:
+            await self.db.disconnect()
+            self.db = None
 
-    async def _in_driver_thread(self, fn: Any, *args: Any) -> Any:
-        """Run fn(live sqlite3 connection, *args) in aiosqlite's thread, on the pool's one connection."""
-        assert self.database is not None
-        async with self.database.connection() as conn:
+    @asynccontextmanager
+    async def aiosqlite_connection(self) -> AsyncIterator[Any]:
+        """The pool's one connection, checked out; its aiosqlite connection lives in aiosqlite's thread."""
+        assert self.db is not None
+        async with self.db.connection() as conn:
             raw = await conn.get_raw_connection()
-            aconn = raw.driver_connection  # aiosqlite.Connection
-            return await in_aiosqlite_thread(aconn, fn, *args)
+            yield raw.driver_connection  # aiosqlite.Connection
 
-    async def pragmas(self) -> dict[str, str]:
-        return await self._in_driver_thread(read_pragmas)
-
-    async def restore(self, template: Path) -> None:
-        # no transaction is open between ops; ormar keeps no identity map
-        await self._in_driver_thread(backup_into, template)
+    # restore (AiosqliteArm's): no transaction is open between ops; ormar keeps no identity map
 
     async def create_schema(self) -> None:
-        assert self.database is not None
-        async with self.database.engine.begin() as conn:
+        assert self.db is not None
+        async with self.db.engine.begin() as conn:
             await conn.run_sync(self.metadata.create_all)
 
     async def insert_links(self, links: Sequence[tuple[int, int]]) -> None:
-        assert self.database is not None
+        assert self.db is not None
         objs = [self.Link(from_id=a, to_id=b) for a, b in links]
-        chunk = self._max_vars // len(self.Link.ormar_config.table.columns)
-        async with self.database.transaction():
-            for i in range(0, len(objs), chunk):
-                await self.Link.objects.bulk_create(objs[i : i + chunk])
+        async with self.db.transaction():
+            for chunk in chunked(objs, len(self.Link.ormar_config.table.columns), self._max_vars):
+                await self.Link.objects.bulk_create(chunk)
 
     # -- objects ----------------------------------------------------------------
     def build(self, rows: Sequence[Mapping[str, Any]]) -> list[Any]:
@@ -190,21 +172,21 @@ class OrmarArm(SqliteArm):
 
     # -- operations -------------------------------------------------------------
     async def insert_single(self, objs: list[Any]) -> None:
-        db = self.database
+        db = self.db
         for obj in objs:
             async with db.transaction():
                 await obj.save()
 
     async def insert_batch(self, objs: list[Any]) -> None:
-        async with self.database.transaction():
+        async with self.db.transaction():
             for obj in objs:
                 await obj.save()
 
     async def insert_bulk(self, objs: list[Any]) -> None:
-        qs, n = self.Journal.objects, self._chunk
-        async with self.database.transaction():
-            for i in range(0, len(objs), n):
-                await qs.bulk_create(objs[i : i + n])
+        qs = self.Journal.objects
+        async with self.db.transaction():
+            for chunk in chunked(objs, self._columns, self._max_vars):
+                await qs.bulk_create(chunk)
 
     async def filter_large(self, levels: Sequence[int]) -> list[Any]:
         J, out = self.Journal, []
@@ -235,19 +217,18 @@ class OrmarArm(SqliteArm):
         return out
 
     async def update_whole(self, objs: list[Any], values: Sequence[Mapping[str, Any]]) -> None:
-        async with self.database.transaction():
+        async with self.db.transaction():
             for obj, new in zip(objs, values):
-                for k, v in new.items():
-                    setattr(obj, k, v)
+                assign(obj, new)
                 await obj.update()
 
     async def update_partial(self, objs: list[Any], levels: Sequence[int]) -> None:
-        async with self.database.transaction():
+        async with self.db.transaction():
             for obj, lv in zip(objs, levels):
                 obj.level = lv
                 await obj.update(_columns=["level"])
 
     async def delete(self, objs: list[Any]) -> None:
-        async with self.database.transaction():
+        async with self.db.transaction():
             for obj in objs:
                 await obj.delete()

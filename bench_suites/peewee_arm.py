@@ -25,6 +25,7 @@ from typing import Any, Mapping, Sequence
 import peewee as pw
 from playhouse.sqlite_ext import JSONField
 
+from pytest_ormbench.arm_helpers import assign
 from pytest_ormbench.contract import (
     DECIMAL_DIGITS,
     DECIMAL_PLACES,
@@ -34,7 +35,15 @@ from pytest_ormbench.contract import (
     ModelSpec,
     Settings,
 )
-from pytest_ormbench.sqlite_support import SqliteArm, SqlTables
+from pytest_ormbench.sqlite_support import (
+    SqliteArm,
+    SqlTables,
+    chunked,
+    pragma_pairs,
+    rows_per_statement,
+    tables_for,
+    variable_limit,
+)
 
 #: canonical wide kind -> peewee field class
 _WIDE_FIELDS: dict[str, Any] = {
@@ -108,15 +117,6 @@ def make_models(db: pw.Database, spec: ModelSpec) -> tuple[type[pw.Model], type[
     return journal, JournalLink
 
 
-def _parse_pragmas(statements: Sequence[str]) -> list[tuple[str, str]]:
-    """'PRAGMA journal_mode=DELETE' -> ('journal_mode', 'DELETE'), for peewee's ``pragmas=``."""
-    out = []
-    for stmt in statements:
-        key, _, value = stmt.strip().rstrip(";").split(None, 1)[1].partition("=")
-        out.append((key.strip(), value.strip()))
-    return out
-
-
 class PeeweeArm(SqliteArm):
     name = "peewee"
     label = "peewee"
@@ -155,21 +155,15 @@ class PeeweeArm(SqliteArm):
             fld.alias(name) if fld.name != name else fld for name, fld in self._fields.items()
         ]
         #: SQLite's limit of bound variables per statement (the library's; open() reads the live connection's)
-        probe = sqlite3.connect(":memory:")
-        self._max_vars = probe.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
-        probe.close()
+        self._max_vars = variable_limit()
 
     # -- connection -----------------------------------------------------------
     def open(self, path: Path) -> None:
         self.path = path
         # peewee runs exactly these on every connection it opens, nothing else
-        self.db.init(str(path), pragmas=_parse_pragmas(self.settings.pragma_statements()))
+        self.db.init(str(path), pragmas=pragma_pairs(self.settings))
         self.db.connect()
-        self._max_vars = self.db.connection().getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
-
-    def _rows_per_insert(self, columns: int) -> int:
-        """The most rows one multi-row INSERT can carry within SQLite's variable limit."""
-        return max(1, self._max_vars // columns)
+        self._max_vars = variable_limit(self.db.connection())
 
     def close(self) -> None:
         if not self.db.is_closed():
@@ -179,10 +173,7 @@ class PeeweeArm(SqliteArm):
         return self.db.connection()
 
     def tables(self) -> SqlTables:
-        main = self.Journal._meta.table_name
-        if self.Link is not None:
-            return SqlTables(main, self.Link._meta.table_name, "from_id", "to_id")
-        return SqlTables(main)
+        return tables_for(self.model, self.Journal._meta.table_name)
 
     def create_schema(self) -> None:
         models = [self.Journal] + ([self.Link] if self.Link is not None else [])
@@ -199,7 +190,7 @@ class PeeweeArm(SqliteArm):
             **super().describe(),
             "returning_clause": bool(self.db.returning_clause),
             "json_field": f"{JSONField.__module__}.{JSONField.__name__}",
-            "bulk_rows_per_statement": self._rows_per_insert(len(self._fields) - 1),
+            "bulk_rows_per_statement": rows_per_statement(self._max_vars, len(self._fields) - 1),
         }
 
     # -- building states --------------------------------------------------------
@@ -209,7 +200,7 @@ class PeeweeArm(SqliteArm):
         J, fields = self.Journal, list(self._fields.values())
         attrs = [f.safe_name for f in fields]
         with self.db.atomic():
-            for batch in pw.chunked(self.build(rows), self._rows_per_insert(len(fields))):
+            for batch in chunked(self.build(rows), len(fields), self._max_vars):
                 J.insert_many([[getattr(o, a) for a in attrs] for o in batch], fields=fields).execute()
         if links:
             self.insert_links(links)
@@ -218,7 +209,7 @@ class PeeweeArm(SqliteArm):
         assert self.Link is not None
         L = self.Link
         with self.db.atomic():
-            for batch in pw.chunked(links, self._rows_per_insert(2)):
+            for batch in chunked(links, 2, self._max_vars):
                 L.insert_many(batch, fields=[L.from_journal, L.to_journal]).execute()
 
     def build(self, rows: Sequence[Mapping[str, Any]]) -> list[pw.Model]:
@@ -244,8 +235,9 @@ class PeeweeArm(SqliteArm):
     def insert_bulk(self, objs: list[pw.Model]) -> None:
         # bulk_create writes every field but the auto-increment id; the largest batch
         # SQLite allows was the fastest (fewer, longer statements) in our measurements
+        rows = rows_per_statement(self._max_vars, len(self._fields) - 1)
         with self.db.atomic():
-            self.Journal.bulk_create(objs, batch_size=self._rows_per_insert(len(self._fields) - 1))
+            self.Journal.bulk_create(objs, batch_size=rows)
 
     def filter_large(self, levels: Sequence[int]) -> list[pw.Model]:
         J, out = self.Journal, []
@@ -278,8 +270,7 @@ class PeeweeArm(SqliteArm):
     def update_whole(self, objs: list[pw.Model], values: Sequence[Mapping[str, Any]]) -> None:
         with self.db.atomic():
             for obj, new in zip(objs, values):
-                for name, value in new.items():
-                    setattr(obj, name, value)
+                assign(obj, new)
                 obj.save()
 
     def update_partial(self, objs: list[pw.Model], levels: Sequence[int]) -> None:

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import sqlite3
 import types
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, AsyncIterator, Callable, Mapping, Sequence
 
 from piccolo.columns import (
     JSON,
@@ -42,6 +43,7 @@ from piccolo.columns.base import OnDelete
 from piccolo.engine.sqlite import SQLiteEngine, TransactionType
 from piccolo.table import Table
 
+from pytest_ormbench.arm_helpers import assign
 from pytest_ormbench.contract import (
     DECIMAL_DIGITS,
     DECIMAL_PLACES,
@@ -52,7 +54,16 @@ from pytest_ormbench.contract import (
     Settings,
     Unsupported,
 )
-from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, backup_into, in_aiosqlite_thread, read_pragmas
+from pytest_ormbench.sqlite_support import (
+    AiosqliteArm,
+    SqlTables,
+    backup_into,
+    chunked,
+    expected_pragmas,
+    pragma_connection_class,
+    tables_for,
+    variable_limit,
+)
 
 # --------------------------------------------------------------------------
 # Tables (one set per model; the engine is attached in PiccoloArm.open)
@@ -117,49 +128,10 @@ _TABLES: dict[str, tuple[type[Table], type[Table] | None]] = {
 }
 
 
-def _pragma_connection(statements: Sequence[str]) -> type[sqlite3.Connection]:
-    """A sqlite3.Connection that applies the benchmark's pragmas when it opens."""
-    stmts = tuple(statements)
-
-    class PragmaConnection(sqlite3.Connection):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            for stmt in stmts:
-                self.execute(stmt).fetchall()
-
-    return PragmaConnection
-
-
-def _variable_limit() -> int:
-    conn = sqlite3.connect(":memory:")
-    try:
-        if hasattr(conn, "getlimit"):  # Python >= 3.11
-            return conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
-        return 32766 if sqlite3.sqlite_version_info >= (3, 32, 0) else 999
-    finally:
-        conn.close()
-
-
-def _read_pragmas_plain(conn: sqlite3.Connection) -> dict[str, str]:
-    """read_pragmas on a connection whose row factory Piccolo set to dicts (runs in its thread)."""
-    factory = conn.row_factory
-    conn.row_factory = None
-    try:
-        return read_pragmas(conn)
-    finally:
-        conn.row_factory = factory
-
-
-def _chunks(seq: Sequence[Any], size: int) -> list[Sequence[Any]]:
-    return [seq[i : i + size] for i in range(0, len(seq), size)]
-
-
-class PiccoloArm(SqliteArm):
+class PiccoloArm(AiosqliteArm):
     name = "piccolo"
     label = "Piccolo"
-    driver = "aiosqlite"
     packages = ("piccolo", "aiosqlite")
-    is_async = True
     bulk_sets_ids = True
     unsupported = {
         "filter_tuples": "Piccolo has no row-tuple output: select() returns dicts, and output(as_list=True) "
@@ -199,14 +171,12 @@ class PiccoloArm(SqliteArm):
         super().__init__(model, settings)
         self.table, self.link = _TABLES[model.name]
         self.load_json = bool(self.table._meta.json_columns)
-        per_row = len(self.table._meta.columns)
-        self._chunk = max(1, _variable_limit() // per_row)
+        # Piccolo holds no connection: the limit a new connection of this SQLite library gets
+        self._max_vars = variable_limit()
+        self._columns = len(self.table._meta.columns)  # bound values per row in C
 
     def tables(self) -> SqlTables:
-        main = self.table._meta.tablename
-        if self.link is not None:
-            return SqlTables(main, self.link._meta.tablename, "from_id", "to_id")
-        return SqlTables(main)
+        return tables_for(self.model, self.table._meta.tablename)
 
     # -- connection -----------------------------------------------------------
     async def open(self, path: Path) -> None:
@@ -214,7 +184,7 @@ class PiccoloArm(SqliteArm):
         # run_sync, which would otherwise call asyncio.run() on this thread and
         # unset the harness's event loop.
         self.path = path
-        self.db = SQLiteEngine(path=str(path), factory=_pragma_connection(self.settings.pragma_statements()))
+        self.db = SQLiteEngine(path=str(path), factory=pragma_connection_class(self.settings))
         for t in (self.table, self.link):
             if t is not None:
                 t._meta.db = self.db
@@ -233,18 +203,20 @@ class PiccoloArm(SqliteArm):
     def _read(self):
         return self._engine().transaction()
 
-    async def pragmas(self) -> dict[str, str]:
-        """Read back from a connection Piccolo opens, exactly as it opens one for an op."""
+    @asynccontextmanager
+    async def aiosqlite_connection(self) -> AsyncIterator[Any]:
+        """For pragma read-back: a connection Piccolo opens, exactly as it opens one for an op."""
         async with self._read() as tx:
-            conn = tx.connection
-            return await in_aiosqlite_thread(conn, _read_pragmas_plain)
+            yield tx.connection
 
     def expected_settings(self) -> dict[str, str]:
         if not self.settings.foreign_keys:
             raise Unsupported("Piccolo runs PRAGMA foreign_keys = 1 before every query; it cannot run with them off")
-        return super().expected_settings()
+        return expected_pragmas(self.settings)
 
     def restore(self, template: Path) -> None:
+        # Not AiosqliteArm's restore: there is no live connection to keep warm, and the one a
+        # transaction hands out cannot be a backup target (it is inside BEGIN).
         conn = sqlite3.connect(**self._engine().connection_kwargs)
         try:
             backup_into(conn, template)
@@ -262,7 +234,7 @@ class PiccoloArm(SqliteArm):
         link = self.link
         rows = [link(from_id=a, to_id=b) for a, b in links]
         async with self._write():
-            for chunk in _chunks(rows, max(1, _variable_limit() // len(link._meta.columns))):
+            for chunk in chunked(rows, len(link._meta.columns), self._max_vars):
                 await link.insert(*chunk)
 
     # -- objects ----------------------------------------------------------------
@@ -291,7 +263,7 @@ class PiccoloArm(SqliteArm):
     async def insert_bulk(self, objs: list[Table]) -> None:
         t = self.table
         async with self._write():
-            for chunk in _chunks(objs, self._chunk):
+            for chunk in chunked(objs, self._columns, self._max_vars):
                 await t.insert(*chunk)
 
     async def filter_large(self, levels: Sequence[int]) -> list[Table]:
@@ -326,8 +298,7 @@ class PiccoloArm(SqliteArm):
     async def update_whole(self, objs: list[Table], values: Sequence[Mapping[str, Any]]) -> None:
         async with self._write():
             for obj, new in zip(objs, values):
-                for k, v in new.items():
-                    setattr(obj, k, v)
+                assign(obj, new)
                 await obj.save()
 
     async def update_partial(self, objs: list[Table], levels: Sequence[int]) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from pytest_ormbench.contract import WIDE_DEFAULTS, Field
-from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, apply_pragmas
+from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, apply_pragmas, tables_for
 
 _SQL_TYPES = {
     "id": "INTEGER PRIMARY KEY", "datetime": "DATETIME", "int": "INTEGER", "str": "VARCHAR(255)",
@@ -59,15 +59,13 @@ class RawSqlite3Arm(SqliteArm):
         return f"journal_{self.model.name}"
 
     def tables(self) -> SqlTables:
-        if self.model.relations:
-            return SqlTables(self.table, f"{self.table}_links", "from_id", "to_id")
-        return SqlTables(self.table)
+        return tables_for(self.model, self.table)
 
     # -- connection -----------------------------------------------------------
     def open(self, path: Path) -> None:
         self.path = path
         self.conn = sqlite3.connect(str(path), isolation_level=None)
-        apply_pragmas(self.conn, self.settings.pragma_statements())
+        apply_pragmas(self.conn, self.settings)
         names = self.model.field_names
         self._cols = ", ".join(names)
         self._select = f"SELECT {self._cols} FROM {self.table}"

@@ -51,8 +51,9 @@ from pytest_ormbench.contract import (
     WIDE_DEFAULTS,
     Field,
     ModelSpec,
+    Settings,
 )
-from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, apply_pragmas
+from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, apply_pragmas, tables_for
 
 _REGISTRY = "ormbench_sqlobject"
 
@@ -151,8 +152,8 @@ class _OneConnection(SQLiteConnection):
     it for pragma read-back and restore, and refuses to open another.
     """
 
-    def __init__(self, filename: str, pragma_statements: Sequence[str], **kw: Any) -> None:
-        self._pragma_statements = list(pragma_statements)
+    def __init__(self, filename: str, settings: Settings, **kw: Any) -> None:
+        self._settings = settings
         self.raw: sqlite3.Connection | None = None
         super().__init__(filename, **kw)
 
@@ -160,7 +161,7 @@ class _OneConnection(SQLiteConnection):
         if self.raw is not None:
             raise RuntimeError("SQLObject tried to open a second sqlite3 connection; the arm allows one")
         conn = super().makeConnection()
-        apply_pragmas(conn, self._pragma_statements)
+        apply_pragmas(conn, self._settings)
         self.raw = conn
         return conn
 
@@ -216,7 +217,7 @@ class SQLObjectArm(SqliteArm):
     so_conn: _OneConnection | None = None
     _gets: int | None = None
 
-    def __init__(self, model: ModelSpec, settings: Any) -> None:
+    def __init__(self, model: ModelSpec, settings: Settings) -> None:
         super().__init__(model, settings)
         self.m = _models(model)
         self.Journal = self.m.journal
@@ -227,7 +228,7 @@ class SQLObjectArm(SqliteArm):
         if getattr(hub, "processConnection", None) is not None:
             raise RuntimeError(f"another SQLObject arm for {self.model.name!r} is still open in this process")
         self.path = path
-        self.so_conn = _OneConnection(str(path), self.settings.pragma_statements())
+        self.so_conn = _OneConnection(str(path), self.settings)
         hub.processConnection = self.so_conn
         self.raw_connection()  # open it now, so pragmas are in force before anything else
 
@@ -253,9 +254,7 @@ class SQLObjectArm(SqliteArm):
         return self.so_conn.raw
 
     def tables(self) -> SqlTables:
-        if self.model.relations:
-            return SqlTables(self.m.table, self.m.link_table, "from_id", "to_id")
-        return SqlTables(self.m.table)
+        return tables_for(self.model, self.m.table, self.m.link_table)
 
     def create_schema(self) -> None:
         self.Journal.createTable()

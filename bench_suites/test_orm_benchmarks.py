@@ -1,7 +1,33 @@
 """The benchmark matrix: one test, parametrized by pytest-ormbench over
 arm x model x operation x mode x table (see the ``--ormbench-*`` options)."""
 
+import math
+import statistics
+from collections.abc import Mapping
 
-def test_orm(ormbench_cell):
-    """Run the cell's rounds in worker processes; every round is verified."""
-    assert ormbench_cell()["verified"]
+import pytest
+
+
+def test_orm(ormbench_cell, request):
+    """Run the cell's rounds in worker processes; every round is verified.
+
+    Then check the record the harness hands back: it must be this test's cell, marked verified, with
+    one positive round time per round asked for and the rows/s figure computed from those times.
+    A harness that lost a round, returned another cell's record or garbled a time fails here even
+    when every round passed the database checks.
+    """
+    record = ormbench_cell()
+    info = dict(record) if isinstance(record, Mapping) else record.to_json()
+    cell = f"{info['arm']}-{info['model']}-{info['op_name']}-{info['mode']}-{info['table']}"
+    assert cell == request.node.callspec.id, f"the record is {cell}'s"
+    assert info["verified"] is True
+    config = request.config
+    if config.getoption("ormbench_verify_only") or config.getini("ormbench_verify_only"):
+        asked = 1  # every cell once, nothing timed
+    else:
+        asked = int(config.getoption("ormbench_rounds") or config.getini("ormbench_rounds"))
+    seconds = info["round_seconds"]
+    assert info["rounds"] == len(seconds) == asked, f"{len(seconds)} round times, {info['rounds']} rounds, {asked} asked"
+    assert all(isinstance(s, (int, float)) and math.isfinite(s) and s > 0 for s in seconds), seconds
+    assert isinstance(info["rows"], int) and info["rows"] > 0, info["rows"]
+    assert info["rows_per_s"] == pytest.approx(info["rows"] / statistics.median(seconds))

@@ -19,14 +19,16 @@ from __future__ import annotations
 
 import sys
 import types
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, AsyncIterator, Mapping, Sequence
 
 from tortoise import Tortoise, fields
 from tortoise.context import TortoiseContext
 from tortoise.models import Model
 from tortoise.transactions import in_transaction
 
+from pytest_ormbench.arm_helpers import assign
 from pytest_ormbench.contract import (
     DECIMAL_DIGITS,
     DECIMAL_PLACES,
@@ -36,12 +38,10 @@ from pytest_ormbench.contract import (
     ModelSpec,
     Settings,
 )
-from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, backup_into, in_aiosqlite_thread, read_pragmas
+from pytest_ormbench.sqlite_support import LINK_FROM, LINK_TO, AiosqliteArm, SqlTables, pragma_pairs, tables_for
 
 APP = "models"
 CONNECTION = "default"
-#: the link table's columns: ``links`` goes from LINK_FROM to LINK_TO
-LINK_FROM, LINK_TO = "from_id", "to_id"
 
 # --------------------------------------------------------------------------
 # Models: one Tortoise model per canonical model, built from contract.MODELS
@@ -128,12 +128,10 @@ def _models_module(spec: ModelSpec) -> str:
 # --------------------------------------------------------------------------
 
 
-class TortoiseArm(SqliteArm):
+class TortoiseArm(AiosqliteArm):
     name = "tortoise"
     label = "Tortoise ORM"
-    driver = "aiosqlite"
     packages = ("tortoise-orm", "aiosqlite")
-    is_async = True
     bulk_sets_ids = False  # bulk_create runs executemany: objects keep pk None
     deviations = {
         "*": "Tortoise's schema declares id INTEGER PRIMARY KEY AUTOINCREMENT, so every insert also "
@@ -159,20 +157,18 @@ class TortoiseArm(SqliteArm):
         self.client: Any = None
 
     def tables(self) -> SqlTables:
-        if self.model.relations:
-            return SqlTables(_table(self.model), _link_table(self.model), LINK_FROM, LINK_TO)
-        return SqlTables(_table(self.model))
+        return tables_for(self.model, _table(self.model), _link_table(self.model))
 
     # -- connection -----------------------------------------------------------
     def _credentials(self, path: Path) -> dict[str, Any]:
-        s = self.settings
+        # Tortoise runs these as PRAGMAs, in this order, when it connects
+        pairs = dict(pragma_pairs(self.settings))
         return {
             "file_path": str(path),
             # Tortoise defaults these to WAL and 16384; -1 is SQLite's own default
-            "journal_mode": s.journal_mode.upper(),
+            "journal_mode": pairs.pop("journal_mode"),
             "journal_size_limit": -1,
-            "synchronous": s.synchronous.upper(),
-            "foreign_keys": "ON" if s.foreign_keys else "OFF",
+            **pairs,  # synchronous, foreign_keys
         }
 
     def open(self, path: Path) -> Any:
@@ -203,15 +199,11 @@ class TortoiseArm(SqliteArm):
         self.client = None
         return ctx.close_connections()
 
-    def _aio(self) -> Any:
+    @asynccontextmanager
+    async def aiosqlite_connection(self) -> AsyncIterator[Any]:
         conn = self.client._connection  # the live aiosqlite.Connection
         assert conn is not None, "open() first"
-        return conn
-
-    async def pragmas(self) -> dict[str, str]:
-        conn = self._aio()
-        # run in aiosqlite's worker thread, which owns the sqlite3 connection
-        return await in_aiosqlite_thread(conn, read_pragmas)
+        yield conn
 
     async def create_schema(self) -> None:
         await Tortoise.generate_schemas(safe=False)
@@ -222,12 +214,9 @@ class TortoiseArm(SqliteArm):
             link = _link_table(self.model)
             await self.client.execute_script(f'CREATE INDEX "idx_{link}_to" ON "{link}" ("{LINK_TO}")')
 
-    async def restore(self, template: Path) -> None:
-        # No transaction is open between ops and Tortoise keeps no identity map:
-        # overwrite the pages in place, in aiosqlite's thread, keeping the
-        # connection (and Tortoise's compiled queries) warm.
-        conn = self._aio()
-        await in_aiosqlite_thread(conn, backup_into, template)
+    # restore (AiosqliteArm's): no transaction is open between ops and Tortoise keeps no identity
+    # map, so the pages are overwritten in place, keeping the connection (and Tortoise's compiled
+    # queries) warm; nothing to end before or drop after.
 
     async def insert_links(self, links: Sequence[tuple[int, int]]) -> None:
         # Untimed. ``obj.links.add()`` costs a SELECT and an INSERT per source
@@ -296,8 +285,7 @@ class TortoiseArm(SqliteArm):
     async def update_whole(self, objs: list[Model], values: Sequence[Mapping[str, Any]]) -> None:
         async with in_transaction():
             for obj, new in zip(objs, values):
-                for k, v in new.items():
-                    setattr(obj, k, v)
+                assign(obj, new)
                 await obj.save()
 
     async def update_partial(self, objs: list[Model], levels: Sequence[int]) -> None:

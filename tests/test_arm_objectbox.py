@@ -11,11 +11,11 @@ import pytest
 pytest.importorskip("objectbox")
 
 from bench_suites import objectbox_arm  # noqa: E402
-from bench_suites.objectbox_arm import ObjectBoxArm, ObjectBoxNoCodegenArm, committed_txns  # noqa: E402
+from bench_suites.objectbox_arm import ObjectBoxArm, ObjectBoxNoCodegenArm, ObjectBoxStore, committed_txns  # noqa: E402
 from pytest_ormbench import runner  # noqa: E402
 from pytest_ormbench.contract import MODELS, Settings, Unsupported  # noqa: E402
+from pytest_ormbench.databases import database_for  # noqa: E402
 from pytest_ormbench.plan import State  # noqa: E402
-
 
 
 def test_weaker_durability_is_refused(tmp_path: Path) -> None:
@@ -23,6 +23,23 @@ def test_weaker_durability_is_refused(tmp_path: Path) -> None:
     with pytest.raises(Unsupported, match="syncs every commit"):
         arm.open(tmp_path / "db")
     arm.close()
+
+
+def test_the_store_is_the_arms_database(tmp_path: Path) -> None:
+    store = database_for(ObjectBoxNoCodegenArm)
+    assert isinstance(store, ObjectBoxStore) and store is database_for(ObjectBoxArm)
+    arm = ObjectBoxNoCodegenArm(MODELS["simple"], Settings())
+    # the harness compares with the arm's claim: the store's durability plus the marshalling
+    expected = runner.expected_durability(arm, store)
+    assert expected == {**store.expected_durability(Settings()), "marshalling": "generic"}
+    with pytest.raises(Unsupported, match="foreign_keys=OFF"):
+        store.expected_durability(Settings(foreign_keys=False))
+    arm.open(tmp_path / "db")
+    try:
+        assert store.commits(tmp_path / "db") == committed_txns(tmp_path / "db") is not None
+        assert store.connections(tmp_path / "db") is None
+    finally:
+        arm.close()
 
 
 @pytest.mark.parametrize("cls, mode", [(ObjectBoxArm, "codegen"), (ObjectBoxNoCodegenArm, "generic")])
@@ -83,7 +100,9 @@ def test_binding_behaviours_the_arm_relies_on(tmp_path: Path) -> None:
 def test_restore_is_exact(tmp_path: Path) -> None:
     template = runner.ensure_template(ObjectBoxArm, State(MODELS["simple"], 100), Settings(), tmp_path / "t")
     db = tmp_path / "db"
-    runner.copy_db(template, db)
+    store = database_for(ObjectBoxArm)
+    assert isinstance(store, ObjectBoxStore) and store.name == "objectbox"
+    store.copy(template, db)
     arm = ObjectBoxArm(MODELS["simple"], Settings())
     arm.open(db)
     try:
@@ -102,7 +121,8 @@ def test_restore_is_exact(tmp_path: Path) -> None:
         assert len(arm.filter_large([10, 20, 30, 40, 50])) == 101
     finally:
         arm.close()
-        runner.remove_db(db)
+        store.remove(db)
+    assert not db.exists()
 
 
 def test_puts_over_the_id_limit_are_sliced_in_one_transaction(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -114,10 +134,10 @@ def test_puts_over_the_id_limit_are_sliced_in_one_transaction(tmp_path: Path, mo
         arm.create_schema()
         state = State(MODELS["simple"], 10)
         arm.populate(state.rows(), [])
-        before = arm.commit_counter(tmp_path / "db")
+        before = arm.database.commits(tmp_path / "db")
         objs = arm.build([{k: v for k, v in r.items() if k != "id"} for r in State(MODELS["simple"], 7).rows()])
         arm.insert_bulk(objs)
         assert [o.id for o in objs] == list(range(11, 18))
-        assert arm.commit_counter(tmp_path / "db") - before == 1
+        assert arm.database.commits(tmp_path / "db") - before == 1
     finally:
         arm.close()

@@ -26,7 +26,7 @@ RELATIONS = textwrap.dedent(
     import datetime as dt, sys
     from pathlib import Path
     from pytest_ormbench.contract import MODELS, Settings
-    from pytest_ormbench.sqlite_support import open_handles
+    from pytest_ormbench.sqlite_support import expected_pragmas, open_handles
     from bench_suites.peewee_arm import PeeweeArm
 
     settings = Settings(journal_mode="delete", synchronous="normal")
@@ -34,7 +34,7 @@ RELATIONS = textwrap.dedent(
     arm = PeeweeArm(MODELS["fk"], settings)
     arm.open(db)
     try:
-        assert arm.pragmas() == settings.expected_pragmas(), arm.pragmas()
+        assert arm.pragmas() == expected_pragmas(settings), arm.pragmas()
         arm.create_schema()
         t = dt.datetime(2026, 1, 1)
         rows = [{"id": i, "timestamp": t, "level": 10, "text": f"r{i}", "parent_id": 1 if i > 1 else None}

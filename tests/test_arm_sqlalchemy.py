@@ -44,7 +44,7 @@ RELATIONS = textwrap.dedent(
     from pathlib import Path
     from pytest_ormbench.contract import MODELS, Settings
     from pytest_ormbench.runner import drive
-    from pytest_ormbench.sqlite_support import open_handles
+    from pytest_ormbench.sqlite_support import expected_pragmas, open_handles
 
     target, db = sys.argv[1], Path(sys.argv[2])
     module, _, name = target.partition(":")
@@ -68,7 +68,7 @@ RELATIONS = textwrap.dedent(
 
     try:
         drive(arm.create_schema())
-        assert drive(arm.pragmas()) == settings.expected_pragmas(), drive(arm.pragmas())
+        assert drive(arm.pragmas()) == expected_pragmas(settings), drive(arm.pragmas())
         t = dt.datetime(2026, 1, 1)
         rows = [{"id": i, "timestamp": t, "level": 10, "text": f"r{i}", "parent_id": 1 if i > 1 else None}
                 for i in (1, 2, 3)]
@@ -87,7 +87,7 @@ RELATIONS = textwrap.dedent(
         snap = arm.snapshot()
         assert snap.rows[2]["parent_id"] is None and snap.rows[3]["parent_id"] is None  # ON DELETE SET NULL
         assert snap.links == {(3, 2)}                                    # ON DELETE CASCADE on the links
-        assert drive(arm.pragmas()) == settings.expected_pragmas()
+        assert drive(arm.pragmas()) == expected_pragmas(settings)
     finally:
         drive(arm.close())
     print("relations ok")

@@ -25,7 +25,7 @@ BEHAVIOUR = textwrap.dedent(
     from pathlib import Path
     from pytest_ormbench.contract import MODELS, Settings
     from pytest_ormbench.plan import State
-    from pytest_ormbench.sqlite_support import open_handles
+    from pytest_ormbench.sqlite_support import expected_pragmas, open_handles
     from bench_suites.sqlobject_arm import SQLObjectArm
 
     settings = Settings(journal_mode="delete", synchronous="normal")
@@ -38,7 +38,7 @@ BEHAVIOUR = textwrap.dedent(
         arm.populate(state.rows(), state.links())
         template = db.with_name("template.db")
         shutil.copyfile(db, template)
-        assert arm.pragmas() == settings.expected_pragmas(), arm.pragmas()
+        assert arm.pragmas() == expected_pragmas(settings), arm.pragmas()
         # reads, write transactions and relation walks all stay on the one connection
         arm.get([1, 2, 3, 2])
         assert arm.op_facts() == {"get_selects": 3, "get_cache_hits": 1}, "cache was not empty"

@@ -14,6 +14,7 @@ pytest.importorskip("aiosqlite")
 
 from pytest_ormbench.contract import MODELS, Settings  # noqa: E402
 from pytest_ormbench.runner import drive  # noqa: E402
+from pytest_ormbench.sqlite_support import expected_pragmas  # noqa: E402
 
 
 
@@ -68,7 +69,7 @@ def test_pragmas_read_back_and_reopen(tmp_path: Path, journal: str) -> None:
         arm = TortoiseArm(MODELS["simple"], settings)
         drive(arm.open(tmp_path / f"{name}.db"))
         try:
-            assert drive(arm.pragmas()) == settings.expected_pragmas()
+            assert drive(arm.pragmas()) == expected_pragmas(settings)
             drive(arm.create_schema())
             drive(arm.insert_batch(arm.build([{"timestamp": dt.datetime(2026, 1, 1), "level": 10, "text": "x"}])))
             assert drive(arm.client.execute_query("PRAGMA journal_size_limit"))[1][0][0] == -1

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import pytest
 
 from pytest_ormbench.cli import main
+from pytest_ormbench.record import CellRecord
 from pytest_ormbench.compare import (
     GONE, IMPROVEMENT, NEW, NOISE, REGRESSION, UNCHANGED, CompareError, Side, Thresholds, compare, holm, load_side,
     mann_whitney, render_markdown, render_text,
@@ -311,8 +312,8 @@ def test_holm_adjusted_p_values() -> None:
 def _noise_matrix(seed: int, cells: int, n: int, slow: dict[int, float] | None = None) -> tuple[Side, Side]:
     """``cells`` cells whose rounds come from one distribution on both sides, except those in ``slow``."""
     rng = random.Random(seed)
-    base = [bench(rounds(rng, 0.1, spread=0.1, n=n), op=f"op{i}") for i in range(cells)]
-    new = [bench(rounds(rng, 0.1 * (slow or {}).get(i, 1.0), spread=0.1, n=n), op=f"op{i}") for i in range(cells)]
+    base = [bench(rounds(rng, 0.1, spread=0.1, n=n), arm=f"arm{i}") for i in range(cells)]
+    new = [bench(rounds(rng, 0.1 * (slow or {}).get(i, 1.0), spread=0.1, n=n), arm=f"arm{i}") for i in range(cells)]
     return side(*base), side(*new)
 
 
@@ -329,7 +330,7 @@ def test_holm_keeps_chance_significance_out_of_a_large_matrix() -> None:
 
 def test_holm_still_flags_a_real_slowdown_among_44_cells() -> None:
     cmp = compare(*_noise_matrix(1, 44, 15, slow={3: 1.3}), Thresholds())
-    assert [r.key[2] for r in cmp.regressions] == ["op3"] and not cmp.improvements
+    assert [r.key[0] for r in cmp.regressions] == ["arm3"] and not cmp.improvements
     (cell,) = cmp.regressions
     assert cell.p_raw is not None and cell.p == pytest.approx(min(1.0, 44 * cell.p_raw)) and cell.p < 0.05
     assert "alpha 0.05 for the whole comparison (Holm over 44 cells)" in render_text(cmp)
@@ -342,15 +343,15 @@ def test_five_rounds_cannot_reach_holm_over_44_cells_and_the_warning_says_how_ma
     assert "44 cell(s) have 5 round(s)" in warning and "none of them can ever be flagged" in warning
     assert "--ormbench-rounds=8" in warning
     uncorrected = compare(*_noise_matrix(2, 44, 5, slow={0: 2.0}), Thresholds(), correction="none")
-    assert [r.key[2] for r in uncorrected.regressions][:1] == ["op0"]
+    assert [r.key[0] for r in uncorrected.regressions][:1] == ["arm0"]
 
 
 def test_the_command_takes_the_correction(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     b_side, n_side = _noise_matrix(2, 44, 5, slow={0: 2.0})
     docs = []
     for name, s in (("b", b_side), ("n", n_side)):
-        docs.append(write(tmp_path / f"{name}.json", document(*[{"name": c.record.get("test", ""),
-                    "extra_info": c.record, "stats": {"data": c.seconds}} for c in s.cells.values()])))
+        docs.append(write(tmp_path / f"{name}.json", document(*[{"name": f"test_orm[{c.record.id}]",
+                    "extra_info": c.record.to_json(), "stats": {"data": c.seconds}} for c in s.cells.values()])))
     assert main(["compare", str(docs[0]), str(docs[1])]) == 0
     assert "(Holm over 44 cells)" in capsys.readouterr().out
     assert main(["compare", "--correction", "none", str(docs[0]), str(docs[1])]) == 1
@@ -450,7 +451,7 @@ def test_markdown_has_the_headline_and_the_regressions_table_first() -> None:
 def test_side_from_live_records() -> None:
     rng = random.Random(8)
     base = side(bench(rounds(rng, 0.1)))
-    record = bench(rounds(rng, 0.2))["extra_info"]
+    record = CellRecord.from_json(bench(rounds(rng, 0.2))["extra_info"])
     new = Side.from_records([record], MACHINE, 0.01, schedule="interleaved")
     cmp = compare(base, new, Thresholds())
     assert new.source == "this run" and new.datetime and cmp.regressions[0].key == PEEWEE_A

@@ -66,13 +66,30 @@ def test_matrix_ids_and_keyword_selection(bench: pytest.Pytester) -> None:
 
 # -- results -----------------------------------------------------------------
 
-def _run_json(bench: pytest.Pytester, *args: str, subprocess: bool = False) -> tuple[pytest.RunResult, dict]:
+#: the plugin's terminal table, shown when (and only when) the run timed a cell
+TIMED_SUMMARY = "pytest-ormbench: rows per second"
+
+
+def _run_json(bench: pytest.Pytester, *args: str, subprocess: bool = False,
+              timed: bool = True) -> tuple[pytest.RunResult, dict]:
+    """Run with ``--benchmark-json`` and read the file back.
+
+    ``timed=False``: the run is expected to time no cell. pytest-benchmark then writes nothing: before 5.3
+    ``--benchmark-json`` is an ``argparse.FileType`` that creates the file empty when the options are parsed
+    and leaves it so; from 5.3 on there is no file. Either reads as "no benchmarks", but only after the
+    run's own output confirms that nothing was timed. A run that timed something must leave a JSON
+    document: an empty, missing or corrupt file fails.
+    """
     out = bench.path / "out.json"
     out.unlink(missing_ok=True)
     run = bench.runpytest_subprocess if subprocess else bench.runpytest
     result = run(*TINY, f"--benchmark-json={out}", *args)
-    data = json.loads(out.read_text()) if out.exists() else {"benchmarks": []}
-    return result, data
+    text = out.read_text() if out.exists() else None
+    if timed:
+        assert text, f"the run timed cells but --benchmark-json left {'an empty file' if text == '' else 'no file'}"
+        return result, json.loads(text)
+    assert TIMED_SUMMARY not in result.stdout.str(), "expected a run that times nothing"
+    return result, json.loads(text) if text else {"benchmarks": []}
 
 
 def test_json_carries_the_cell_and_its_verified_facts(bench: pytest.Pytester) -> None:
@@ -92,8 +109,62 @@ def test_json_carries_the_cell_and_its_verified_facts(bench: pytest.Pytester) ->
     assert len(bulk["stats"]["data"]) == 3 == info["rounds"]
     assert info["rows_per_s"] == pytest.approx(50 / bulk["stats"]["median"])
     assert by_op["F"]["extra_info"]["rows"] == 10  # 2 x iterations
-    result.stdout.fnmatch_lines(["*pytest-ormbench: rows per second*", "Test 2: relations — warm, default table",
-                                 "*Geometric mean*"])
+    result.stdout.fnmatch_lines(["*pytest-ormbench: rows per second*",
+                                 "settings: journal_mode=delete, synchronous=full, foreign_keys=on; 3 rounds per cell, "
+                                 "iterations 5, batch 50*",
+                                 "Test 2: relations — warm, default table (rows/s, higher is better)",
+                                 "*Geometric Mean*"])
+
+
+#: a conftest that hands the bench module a damaged copy of the cell's record (ORMBENCH_DAMAGE says how)
+DAMAGING_CONFTEST = """
+import os
+from collections.abc import Mapping
+
+import pytest
+
+
+@pytest.fixture
+def ormbench_cell(ormbench_cell):
+    def damaged():
+        record = ormbench_cell()
+        info = dict(record) if isinstance(record, Mapping) else record.to_json()
+        how = os.environ["ORMBENCH_DAMAGE"]
+        if how == "lost round":
+            info["round_seconds"] = info["round_seconds"][:-1]
+            info["rounds"] -= 1
+        elif how == "other cell":
+            info["op_name"] = "insert_bulk"
+        elif how == "zero time":
+            info["round_seconds"] = [0.0, *info["round_seconds"][1:]]
+        elif how == "figure":
+            info["rows_per_s"] *= 2
+        elif how == "unverified":
+            info["verified"] = False
+        return info
+    return damaged
+"""
+
+
+@pytest.mark.parametrize("damage, message", [
+    ("none", None),  # the record as the harness returned it passes
+    ("lost round", "*AssertionError: 2 round times, 2 rounds, 3 asked*"),
+    ("other cell", "*AssertionError: the record is sqlite3-simple-insert_bulk-warm-default's*"),
+    ("zero time", "*AssertionError: [[]0.0, *"),
+    ("figure", "*assert * == *"),
+    ("unverified", "*assert False is True*"),
+])
+def test_the_bench_module_rejects_a_damaged_record(bench: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                                   damage: str, message: str | None) -> None:
+    bench.makeconftest(DAMAGING_CONFTEST)
+    monkeypatch.setenv("ORMBENCH_DAMAGE", damage)
+    result = bench.runpytest(*TINY, "--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=D",
+                             "--ormbench-mode=warm", "--ormbench-rounds=3")
+    if message is None:
+        result.assert_outcomes(passed=1)
+    else:
+        result.assert_outcomes(failed=1)
+        result.stdout.fnmatch_lines([message])
 
 
 def test_cold_rounds_run_in_distinct_processes_warm_in_one(bench: pytest.Pytester) -> None:
@@ -140,21 +211,23 @@ def test_warm_restore_resets_id_sequences(bench: pytest.Pytester) -> None:
     result, data = _run_json(bench, "--ormbench-arms=autoinc", *args)
     result.assert_outcomes(passed=1)
     # the same cell with a restore that keeps the id sequence is caught
-    result, data = _run_json(bench, "--ormbench-arms=norestore", *args)
+    result, data = _run_json(bench, "--ormbench-arms=norestore", *args, timed=False)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*insert_batch: objects got ids*expected*"])
     assert data["benchmarks"] == []
 
 
 def test_unsupported_op_and_missing_package_are_reported_with_reasons(bench: pytest.Pytester) -> None:
-    result, _ = _run_json(bench, *register("SlothArm", "MissingArm"), "--ormbench-arms=sloth,missing",
-                          "--ormbench-models=simple", "--ormbench-ops=C", "--ormbench-mode=warm", "-rs")
+    result, data = _run_json(bench, *register("SlothArm", "MissingArm"), "--ormbench-arms=sloth,missing",
+                             "--ormbench-models=simple", "--ormbench-ops=C", "--ormbench-mode=warm", "-rs",
+                             timed=False)
     result.assert_outcomes(skipped=2)
     result.stdout.fnmatch_lines([
         "*unsupported by sloth: sloths do not bulk insert*",
         "*missing: package 'surely_not_an_installed_package' is not installed*",
     ])
     result.stdout.fnmatch_lines(["*cells without a number*"])
+    assert data["benchmarks"] == []
 
 
 def test_timing_under_xdist_stops_verify_only_works(bench: pytest.Pytester) -> None:
@@ -169,7 +242,7 @@ def test_timing_under_xdist_stops_verify_only_works(bench: pytest.Pytester) -> N
 
 def test_verify_only_records_nothing(bench: pytest.Pytester) -> None:
     result, data = _run_json(bench, "--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=A",
-                             "--ormbench-verify-only", "--ormbench-rounds=5")
+                             "--ormbench-verify-only", "--ormbench-rounds=5", timed=False)
     result.assert_outcomes(passed=2)
     assert data["benchmarks"] == []
 
@@ -214,6 +287,7 @@ def test_interleaved_rounds_rotate_the_arm_order(bench: pytest.Pytester) -> None
     assert _slots(data) == {"sqlite3": [0, 3, 4], "probe": [1, 2, 5]}
     facts = data["ormbench"]
     assert facts["schedule"] == "interleaved"
+    assert facts["probe"]["batch"] == 10000  # the probe's own sizes, not the run's
     assert [p["when"] for p in facts["probes"]] == ["start", "after round 1", "after round 2", "after round 3"]
     figures = [p["rows_per_s"] for p in facts["probes"]]
     assert len(figures) == 4 and all(f > 0 for f in figures)
@@ -270,35 +344,61 @@ CMP_CELL = ("--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-o
             "--ormbench-rounds=5")
 
 
-def test_compare_flags_a_cell_slower_than_its_baseline_and_exits_1(bench: pytest.Pytester) -> None:
-    result, doc = _run_json(bench, *CMP_CELL, "--ormbench-probe=on")
-    result.assert_outcomes(passed=1)
-    assert doc["ormbench"]["drift_floor"] is not None
-    assert doc["ormbench"]["probe"]["batch"] == 10000  # the probe's own sizes, not the run's
-    # a baseline in which the same cell was ten times faster: this run must be a regression
+def _baseline(doc: dict, seconds: list[float], floor: float) -> dict:
+    """``doc`` with every cell's round times replaced by ``seconds`` and its drift floor set to ``floor``.
+
+    Synthetic times, not the measured ones scaled: a tenfold-faster copy of five sub-millisecond rounds
+    overlaps the next run's rounds whenever one of them was preempted (on a loaded 2-core machine, about one
+    run in five), and Mann-Whitney then rightly calls the difference noise. Times no real round of the cell
+    can reach (it reads 300 rows; 0.1 us is a few hundred instructions) or exceed (a thousand seconds)
+    decide the verdict before the run starts, whatever the machine does.
+    """
+    doc = json.loads(json.dumps(doc))
     for b in doc["benchmarks"]:
-        b["stats"]["data"] = [t / 10 for t in b["stats"]["data"]]
-        b["extra_info"]["round_seconds"] = [t / 10 for t in b["extra_info"]["round_seconds"]]
-    (bench.path / "baseline.json").write_text(json.dumps(doc))
+        b["stats"]["data"] = list(seconds)
+        b["extra_info"]["round_seconds"] = list(seconds)
+    doc["ormbench"]["drift_floor"] = floor
+    return doc
+
+
+def test_compare_flags_a_cell_slower_than_its_baseline_and_exits_1(bench: pytest.Pytester) -> None:
+    result, doc = _run_json(bench, *CMP_CELL)
+    result.assert_outcomes(passed=1)
+    # a baseline in which every round of the cell took about 0.1 us: this run's rounds are all slower
+    fast = [1e-7 * (1 + i / 10) for i in range(5)]
+    (bench.path / "baseline.json").write_text(json.dumps(_baseline(doc, fast, floor=0.05)))
     result = bench.runpytest(*TINY, *CMP_CELL, "--ormbench-compare=baseline.json",
                              "--ormbench-compare-markdown=out/compare.md")
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # every test passed: the comparison set the status
     result.stdout.fnmatch_lines(["*pytest-ormbench: comparison with the baseline*",
-                                 "*sqlite3-simple-filter_large-warm-default*regression*"])
-    assert "**1 regression**" in (bench.path / "out" / "compare.md").read_text()
+                                 "*sqlite3-simple-filter_large-warm-default*regression*",
+                                 "1 regression (1 cell)"])
+    markdown = (bench.path / "out" / "compare.md").read_text()
+    assert "**1 regression** (1 cell)." in markdown and "#### Regressions" in markdown
 
 
-def test_compare_with_itself_passes(bench: pytest.Pytester) -> None:
+def test_compare_improvement_passes(bench: pytest.Pytester) -> None:
     result, doc = _run_json(bench, *CMP_CELL)
-    (bench.path / "baseline.json").write_text(json.dumps(doc))
-    # ten times slower baseline: this run is an improvement, never a failure
-    for b in doc["benchmarks"]:
-        b["stats"]["data"] = [t * 10 for t in b["stats"]["data"]]
-        b["extra_info"]["round_seconds"] = [t * 10 for t in b["extra_info"]["round_seconds"]]
-    (bench.path / "slow.json").write_text(json.dumps(doc))
+    # a baseline in which every round took about a thousand seconds: this run is an improvement, never a failure
+    slow = [1000.0 * (1 + i / 10) for i in range(5)]
+    (bench.path / "slow.json").write_text(json.dumps(_baseline(doc, slow, floor=0.05)))
     result = bench.runpytest(*TINY, *CMP_CELL, "--ormbench-compare=slow.json")
     assert result.ret == pytest.ExitCode.OK
-    result.stdout.fnmatch_lines(["*No regressions, 1 improvement*"])
+    result.stdout.fnmatch_lines(["No regressions, 1 improvement (1 cell)"])
+
+
+def test_compare_with_itself_passes(bench: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_ormbench.cli import main
+
+    result, _ = _run_json(bench, *CMP_CELL)
+    result.assert_outcomes(passed=1)
+    out = str(bench.path / "out.json")
+    # the run's own JSON, unmodified, on both sides: the same round times, so nothing can differ
+    assert main(["compare", out, out]) == 0
+    text = capsys.readouterr().out
+    assert "No regressions, 1 within noise (1 cell)" in text
+    assert "sqlite3-simple-filter_large-warm-default" in text and "×1.00" in text
 
 
 @pytest.mark.parametrize(("setup", "option", "message"), [

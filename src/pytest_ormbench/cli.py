@@ -7,33 +7,11 @@ a cell regressed, so a CI step can fail on it.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 from .report.load import ReportError, load
-from .report.render import render
-
-
-def write_report(runs, out: Path | None, fmt: str, charts_dir: Path | None, *, err=None) -> str:  # noqa: ANN001
-    """Render (and write) a report; charts are skipped with one line when matplotlib is missing."""
-    err = err or sys.stderr
-    chart_links: list[str] = []
-    if charts_dir is not None:
-        from .report.charts import ChartsUnavailable, write_charts
-
-        try:
-            written = write_charts(runs, charts_dir)
-        except ChartsUnavailable as exc:
-            print(f"ormbench: {exc}", file=err)
-        else:
-            base = out.parent if out else Path.cwd()
-            chart_links = [os.path.relpath(p, base) for p in written if p.suffix == ".png"]
-    text = render(runs, fmt, chart_links)
-    if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
-    return text
+from .report.write import write_report
 
 
 def _add_compare(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

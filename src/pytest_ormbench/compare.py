@@ -49,9 +49,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from .record import CellRecord
 from .registry import CONTROL_ARM  # its cells measure the machine's drift between two runs
 from .report.load import Cell, ReportError, _read_json, cells_from_document, require_cells
-from .report.render import text_table
+from .report.render import markdown_table, text_table
 from .report.tables import Table, _machine, fmt_rate
 from .stats import median
 
@@ -179,15 +180,10 @@ def mann_whitney(x: Sequence[float], y: Sequence[float]) -> tuple[float, float]:
 
 # -- thresholds -----------------------------------------------------------------------------------
 
-def cell_id(record: Mapping[str, Any]) -> str:
-    """The id pytest shows for a cell, e.g. ``peewee-simple-insert_single-warm-default``."""
-    op = record.get("op_name") or record["op"]
-    return f"{record['arm']}-{record['model']}-{op}-{record['mode']}-{record['table']}"
-
-
-def _matches(pattern: str, record: Mapping[str, Any]) -> bool:
-    names = (record.get("arm"), record.get("model"), record.get("op"), record.get("op_name"))
-    return pattern in names or fnmatch.fnmatchcase(cell_id(record), pattern)
+def _matches(pattern: str, record: CellRecord) -> bool:
+    key = record.key
+    names = (key.arm, key.model, key.op, key.operation.name)
+    return pattern in names or fnmatch.fnmatchcase(key.id, pattern)
 
 
 @dataclass(frozen=True)
@@ -223,14 +219,14 @@ class Thresholds:
                 entries.append((pattern, value / 100))
         return cls(tuple(entries), default_pct / 100)
 
-    def for_cell(self, record: Mapping[str, Any]) -> float:
+    def for_cell(self, record: CellRecord) -> float:
         value = self.default
         for pattern, fraction in self.entries:
             if _matches(pattern, record):
                 value = fraction
         return value
 
-    def unused(self, records: Iterable[Mapping[str, Any]]) -> list[str]:
+    def unused(self, records: Iterable[CellRecord]) -> list[str]:
         """Patterns that match no cell: most likely a typo."""
         records = list(records)
         return [p for p, _ in self.entries if not any(_matches(p, r) for r in records)]
@@ -281,13 +277,13 @@ class Side:
                    str(doc.get("datetime") or ""), notes)
 
     @classmethod
-    def from_records(cls, records: Iterable[Mapping[str, Any]], machine: Mapping[str, Any], floor: float | None,
+    def from_records(cls, records: Iterable[CellRecord], machine: Mapping[str, Any], floor: float | None,
                      source: str = "this run", schedule: str | None = None, when: str | None = None) -> Side:
         """The live session's cells (the plugin's ``--ormbench-compare``)."""
         when = when or _dt.datetime.now(_dt.timezone.utc).isoformat()
         cells = {}
         for rec in records:
-            cell = Cell(dict(rec), [float(s) for s in rec["round_seconds"]], source, when, dict(machine))
+            cell = Cell(rec, source, when, dict(machine))
             cells[cell.key] = cell
         return cls(cells, dict(machine), floor, schedule, source, when)
 
@@ -488,14 +484,14 @@ def compare(base: Side, new: Side, thresholds: Thresholds | None = None, alpha: 
         b, n = base.cells.get(key), new.cells.get(key)
         record = (b or n).record  # type: ignore[union-attr]
         if b is None or n is None:
-            results.append(CellResult(key, cell_id(record), NEW if b is None else GONE, b, n))
+            results.append(CellResult(key, record.id, NEW if b is None else GONE, b, n))
             continue
         d = drifts.get((key[3], key[4]))
         new_seconds = [t / d.shift for t in n.seconds] if d else n.seconds
         mb, mn = median(b.seconds), median(new_seconds)
         ratio = mn / mb if mb > 0 else (math.inf if mn > 0 else 1.0)
         _, p = mann_whitney(new_seconds, b.seconds)
-        results.append(CellResult(key, cell_id(record), "", b, n, ratio, p, thresholds.for_cell(record), p,
+        results.append(CellResult(key, record.id, "", b, n, ratio, p, thresholds.for_cell(record), p,
                                   d.floor if d else floor))
     tested = [r for r in results if r.p_raw is not None]
     if correction == "holm":
@@ -542,13 +538,16 @@ def _check_comparable(base: Side, new: Side, common: list[Key]) -> None:
     bad = []
     for key in common:
         b, n = base.cells[key].record, new.cells[key].record
-        diffs = [f"{f} {b.get(f)} vs {n.get(f)}" for f in ("iterations", "batch", "rows") if b.get(f) != n.get(f)]
-        for f in ("settings", "pragmas"):
-            if b.get(f) is not None and n.get(f) is not None and _canon(b[f]) != _canon(n[f]):
-                diffs.append(f"SQLite {f} {_canon(b[f])} vs {_canon(n[f])}")
+        sizes = {"iterations": (b.iterations, n.iterations), "batch": (b.batch, n.batch), "rows": (b.rows, n.rows)}
+        diffs = [f"{f} {x} vs {y}" for f, (x, y) in sizes.items() if x != y]
+        # an empty settings mapping is what an old file without them reads back as: not a difference
+        for f, (x, y) in {"settings": (b.settings or None, n.settings or None),
+                          "pragmas": (b.facts.pragmas, n.facts.pragmas)}.items():
+            if x is not None and y is not None and _canon(x) != _canon(y):
+                diffs.append(f"SQLite {f} {_canon(x)} vs {_canon(y)}")
                 break
         if diffs:
-            bad.append(f"{cell_id(b)} ({', '.join(diffs)})")
+            bad.append(f"{b.id} ({', '.join(diffs)})")
     if bad:
         more = f"; and {len(bad) - 3} more" if len(bad) > 3 else ""
         raise CompareError(f"not comparable: {len(bad)} cell(s) ran with different sizes or SQLite settings "
@@ -566,13 +565,13 @@ def _versions(side: Side, keys: Iterable[Key]) -> dict[str, set[str]]:
     out: dict[str, set[str]] = defaultdict(set)
     for key in keys:
         rec = side.cells[key].record
-        for dist, ver in (rec.get("versions") or {}).items():
+        for dist, ver in rec.env.versions.items():
             out[dist].add(str(ver))
-        python = rec.get("python") or side.machine.get("python_version")
+        python = rec.env.python or side.machine.get("python_version")
         if python:
             out["Python"].add(str(python))
-        if rec.get("sqlite_version"):
-            out["SQLite"].add(str(rec["sqlite_version"]))
+        if rec.env.sqlite_version:
+            out["SQLite"].add(str(rec.env.sqlite_version))
     return out
 
 
@@ -666,7 +665,8 @@ HEADER = ["cell", "baseline rows/s", "new rows/s", "rows/s change", "median time
 
 
 def _table(title: str, rows: list[CellResult], verdict: bool = True) -> Table:
-    return Table(title, HEADER + (["verdict"] if verdict else []), [_row(r, verdict) for r in rows])
+    header = HEADER + (["verdict"] if verdict else [])
+    return Table(title, header, [_row(r, verdict) for r in rows], text_columns=(len(HEADER),) if verdict else ())
 
 
 def _drift_line(d: Drift) -> str:
@@ -719,12 +719,6 @@ def _md_escape(text: str) -> str:
     return str(text).replace("|", "\\|")
 
 
-def _md_table(t: Table) -> str:
-    """A GitHub table, figures right-aligned (no heading: the caller places the table)."""
-    align = ["---" if i == 0 or h in ("verdict",) else "---:" for i, h in enumerate(t.header)]
-    return "\n".join("| " + " | ".join(_md_escape(c) for c in row) + " |" for row in [t.header, align, *t.rows])
-
-
 def _side_facts(side: Side) -> dict[str, str]:
     recs = [c.record for c in side.cells.values()]
     versions = _versions(side, side.cells)
@@ -757,12 +751,12 @@ def render_markdown(cmp: Comparison) -> str:
     for category, title in ((REGRESSION, "Regressions"), (IMPROVEMENT, "Improvements")):
         rows = cmp.of(category)
         if rows:
-            parts += [f"#### {title}", "", _md_table(_table(title, rows, verdict=False)), ""]
+            parts += [f"#### {title}", "", markdown_table(_table(title, rows, verdict=False), heading=""), ""]
     rest = [c for c in cmp.cells if c.category not in (REGRESSION, IMPROVEMENT)]
     if rest:
         summary = ", ".join(f"{len(cmp.of(c))} {c}" for c in CATEGORIES[2:] if cmp.of(c))
         parts += [f"<details><summary>{len(rest)} other cell{'s' if len(rest) > 1 else ''}: {summary}</summary>", "",
-                  _md_table(_table("", rest)), "", "</details>", ""]
+                  markdown_table(_table("", rest), heading=""), "", "</details>", ""]
     base, new = _side_facts(cmp.base), _side_facts(cmp.new)
     parts += ["#### The two runs", "", "| | baseline | new |", "| --- | --- | --- |"]
     parts += [f"| {k} | {_md_escape(base[k])} | {_md_escape(new[k])} |" for k in base]

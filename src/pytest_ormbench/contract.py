@@ -160,29 +160,23 @@ SYNCHRONOUS = {"off": 0, "normal": 1, "full": 2}
 
 @dataclass(frozen=True)
 class Settings:
-    """What every arm must run under; read back from the live connection."""
+    """The durability every arm must run under; read back from the live connection.
+
+    Each database backend maps these to its own settings (SQLite: pragmas, in
+    ``databases/sqlite.py``) and says what the live connection must report.
+    """
 
     journal_mode: str = "delete"
     synchronous: str = "full"
     foreign_keys: bool = True
 
-    def pragma_statements(self) -> list[str]:
-        """SQL to run on every new SQLite connection."""
-        return [
-            f"PRAGMA journal_mode={self.journal_mode.upper()}",
-            f"PRAGMA synchronous={self.synchronous.upper()}",
-            f"PRAGMA foreign_keys={'ON' if self.foreign_keys else 'OFF'}",
-        ]
-
-    def expected_pragmas(self) -> dict[str, str]:
-        return {
-            "journal_mode": self.journal_mode,
-            "synchronous": self.synchronous,
-            "foreign_keys": "on" if self.foreign_keys else "off",
-        }
-
     def to_json(self) -> dict[str, Any]:
         return {"journal_mode": self.journal_mode, "synchronous": self.synchronous, "foreign_keys": self.foreign_keys}
+
+    def describe(self) -> dict[str, str]:
+        """The settings as a person reads them (``foreign_keys=on``)."""
+        return {"journal_mode": self.journal_mode, "synchronous": self.synchronous,
+                "foreign_keys": "on" if self.foreign_keys else "off"}
 
 
 class Unsupported(Exception):
@@ -235,6 +229,10 @@ class Arm(abc.ABC):
     deviations: ClassVar[Mapping[str, str]] = {}
     #: whether insert_bulk sets ids on the objects (verified either way)
     bulk_sets_ids: ClassVar[bool] = False
+    #: where the data lives, for the harness: a name in ``pytest_ormbench.databases.DATABASES``,
+    #: or a ``Database`` instance for an engine that comes with its arm. The harness counts
+    #: commits and connections through it and copies and removes the arm's databases with it.
+    database: ClassVar[Any] = "sqlite"
 
     def __init__(self, model: ModelSpec, settings: Settings) -> None:
         self.model = model
@@ -253,15 +251,14 @@ class Arm(abc.ABC):
     def pragmas(self) -> dict[str, str]:
         """Read journal_mode, synchronous, foreign_keys from the live connection."""
 
-    def expected_settings(self) -> dict[str, str]:
+    def expected_settings(self) -> Mapping[str, str] | None:
         """What ``pragmas()`` must report for ``self.settings``; the harness compares the two.
 
-        SQLite arms keep this default: the requested pragmas. An engine that is not
-        SQLite reports its own durability in ``pragmas()`` under the same keys, returns
-        here what it reports when it commits as durably as requested, and raises
-        :class:`Unsupported` for settings it cannot match.
+        None (the default): what the arm's database backend expects for the settings
+        (``Database.expected_durability``). An arm whose engine reports more, or reports it
+        differently, returns it here, and raises :class:`Unsupported` for settings it cannot match.
         """
-        return self.settings.expected_pragmas()
+        return None
 
     @abc.abstractmethod
     def create_schema(self) -> Any:
@@ -362,16 +359,6 @@ class Arm(abc.ABC):
         Called on a fresh instance that has not been opened; recorded as ``arm_info``.
         """
         return {}
-
-    def commit_counter(self, path: Path) -> int | None:
-        """Committed write transactions so far, read from the storage (None: cannot tell).
-
-        The harness reads it before and after the op and checks the difference. SQLite
-        arms keep the default (the header's file change counter, rollback modes only).
-        """
-        from .sqlite_support import file_change_counter
-
-        return file_change_counter(path)
 
     def op_facts(self) -> dict[str, Any]:
         """Facts the arm measured about the last op (e.g. connections it opened), recorded per cell."""

@@ -7,15 +7,15 @@ valid ones, so pytest prints one line and exits with its usage-error status.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import pytest
 
+from .config import SCHEDULES, RunConfig
 from .contract import JOURNAL_MODES, MODELS, MODES, OPS, OPS_BY_LETTER, OPS_BY_NAME, SYNCHRONOUS, TABLES, Settings
 from .plan import Sizes
 
-SCHEDULES = ("interleaved", "back-to-back")
 MODEL_ALIASES = {"1": "simple", "2": "fk", "3": "wide", "test1": "simple", "test2": "fk", "test3": "wide"}
 
 
@@ -101,30 +101,6 @@ def _raw(config: pytest.Config, opt: Option) -> Any:
     if value is None:
         value = config.getini(opt.ini)
     return value
-
-
-@dataclass
-class RunConfig:
-    arms: tuple[str, ...]
-    models: tuple[str, ...]
-    ops: tuple[str, ...]  # letters
-    modes: tuple[str, ...]
-    tables: tuple[str, ...]
-    rounds: int
-    sizes: Sizes
-    settings: Settings
-    verify_only: bool
-    register: tuple[str, ...] = field(default_factory=tuple)
-    memory: bool = False
-    report: str = ""
-    schedule: str = "interleaved"
-    compare: str = ""
-    compare_markdown: str = ""
-    thresholds: tuple[str, ...] = ()
-    alpha: float = 0.05
-    correction: str = "holm"
-    drift: str = "control"
-    probe: bool = True
 
 
 def _split(value: str) -> list[str]:

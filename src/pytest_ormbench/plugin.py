@@ -1,18 +1,37 @@
-"""pytest-ormbench: options and hooks only (the work lives in the other modules)."""
+"""pytest-ormbench: options and hooks only (the work lives in the other modules).
+
+This and ``options.py`` are the pytest layer: the only modules that import pytest or touch
+pytest-benchmark's internals (``benchmark._make_stats``, ``benchmark._mode``). The run itself is
+``scheduler.Scheduler``; results are ``record.CellRecord``; tables come from ``report``.
+"""
 
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
 from . import options as _options
-from .contract import OPS
-from .fixture import CellSpec, OrmbenchSession
-from .registry import all_arms, set_extra_targets
-from .summary import render, render_not_run
+from .record import CellKey, CellRecord, RecordError
+from .registry import all_arms
+from .scheduler import Scheduler
+
+
+@dataclass
+class OrmbenchSession:
+    """The plugin's state for one pytest run: the scheduler and what the terminal shows at the end."""
+
+    scheduler: Scheduler
+    #: the end-of-run comparison with a baseline, rendered for the terminal
+    comparison_text: str = ""
+
+    @property
+    def run(self) -> _options.RunConfig:
+        return self.scheduler.run
+
 
 SESSION_KEY = pytest.StashKey[OrmbenchSession]()
 
@@ -30,10 +49,11 @@ BASELINE_KEY = pytest.StashKey[object]()
 
 def pytest_configure(config: pytest.Config) -> None:
     run = _options.parse(config, _known_arms)
-    set_extra_targets(run.register)
-    session = OrmbenchSession(run, all_arms(run.register), Path(str(config.rootpath)))
-    session.progress = functools.partial(_progress, config)
-    config.stash[SESSION_KEY] = session
+    # -q: at most a line a minute; otherwise every 30 s (and at the end of every phase)
+    interval = 60.0 if config.get_verbosity() < 0 else 30.0
+    scheduler = Scheduler(run, all_arms(run.register), Path(str(config.rootpath)),
+                          say=functools.partial(_progress, config), progress_interval=interval)
+    config.stash[SESSION_KEY] = OrmbenchSession(scheduler)
     config.addinivalue_line("markers", "ormbench: a pytest-ormbench cell (arm x model x op x mode x table)")
     if run.compare or run.thresholds:
         _load_baseline(config, run)
@@ -76,26 +96,28 @@ def _progress(config: pytest.Config, line: str) -> None:
     if capman is not None:
         with capman.global_and_fixture_disabled():
             tr.write_line(line)
+            tr.flush()  # a log file or a pipe shows the line now, not at the end
     else:
         tr.write_line(line)
+        tr.flush()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:
-        session.close()
+        session.scheduler.close()
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "ormbench_cell" not in metafunc.fixturenames:
         return
     run = metafunc.config.stash[SESSION_KEY].run
-    specs = [
-        CellSpec(arm, model, op, mode, table)
+    keys = [
+        CellKey(arm, model, op, mode, table)
         for arm in run.arms for model in run.models for op in run.ops
         for mode in run.modes for table in run.tables
     ]
-    metafunc.parametrize("ormbench_cell", specs, ids=[s.id for s in specs], indirect=True)
+    metafunc.parametrize("ormbench_cell", keys, ids=[k.id for k in keys], indirect=True)
 
 
 XDIST_MESSAGE = ("pytest-ormbench: timings under pytest-xdist would be spoiled by parallel runs; "
@@ -110,9 +132,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     """The final list of cells this process runs: the interleaved schedule is built from it."""
-    ob = session.config.stash[SESSION_KEY]
-    ob.planned = [item.callspec.params["ormbench_cell"] for item in session.items
-                  if hasattr(item, "callspec") and "ormbench_cell" in item.callspec.params]
+    scheduler = session.config.stash[SESSION_KEY].scheduler
+    scheduler.planned = [item.callspec.params["ormbench_cell"] for item in session.items
+                         if hasattr(item, "callspec") and "ormbench_cell" in item.callspec.params]
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -127,15 +149,17 @@ def _finish(session: pytest.Session) -> None:
     ob = session.config.stash.get(SESSION_KEY, None)
     if ob is None:
         return
-    ob.finish()
+    scheduler = ob.scheduler
+    scheduler.finish()
     loaded = session.config.stash.get(BASELINE_KEY, None)
-    if loaded is None or not ob.records:
+    if loaded is None or not scheduler.records:
         return
     from .compare import CompareError, Side, compare, render_markdown, render_text
 
     baseline, thresholds = loaded
     machine = _machine_info(session.config)
-    new = Side.from_records(ob.records, machine, ob.run_facts()["drift_floor"], schedule=ob.run.schedule)
+    new = Side.from_records(scheduler.records, machine, scheduler.run_facts()["drift_floor"],
+                            schedule=ob.run.schedule)
     try:
         result = compare(baseline, new, thresholds, ob.run.alpha, ob.run.correction, ob.run.drift)
     except CompareError as exc:
@@ -169,8 +193,8 @@ def _machine_info(config: pytest.Config) -> dict:
 def pytest_benchmark_update_json(config: pytest.Config, benchmarks, output_json: dict) -> None:  # noqa: ANN001
     """Run-level facts beside pytest-benchmark's: the schedule, the drift probe and its floor."""
     ob = config.stash.get(SESSION_KEY, None)
-    if ob is not None and ob.records:
-        output_json["ormbench"] = ob.run_facts()
+    if ob is not None and ob.scheduler.records:
+        output_json["ormbench"] = ob.scheduler.run_facts()
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -184,63 +208,100 @@ def pytest_xdist_node_collection_finished(node, ids: list[str]) -> None:  # noqa
         pytest.exit(XDIST_MESSAGE, returncode=pytest.ExitCode.USAGE_ERROR)
 
 
-def _is_cell_id(run, param_id: str) -> bool:  # noqa: ANN001
-    parts = param_id.rsplit("-", 4)
-    return len(parts) == 5 and parts[0] in run.arms and parts[1] in run.models
+def _is_cell_id(run: _options.RunConfig, param_id: str) -> bool:
+    try:
+        key = CellKey.parse(param_id)
+    except RecordError:
+        return False
+    return key.arm in run.arms and key.model in run.models
 
 
 @pytest.fixture
-def ormbench_cell(request: pytest.FixtureRequest, benchmark) -> Callable[[], dict]:  # noqa: ANN001
+def ormbench_cell(request: pytest.FixtureRequest, benchmark) -> Callable[[], CellRecord]:  # noqa: ANN001
     """Call it to run the cell (all its rounds, verified) and feed its times to ``benchmark``.
 
     Running in the test body (not in fixture setup) makes a failed check a test failure.
     """
-    spec: CellSpec = request.param
+    key: CellKey = request.param
     session = request.config.stash[SESSION_KEY]
-    return functools.partial(session.execute, spec, benchmark)
+    return functools.partial(_execute, session.scheduler, key, benchmark)
+
+
+def _execute(scheduler: Scheduler, key: CellKey, benchmark) -> CellRecord:  # noqa: ANN001
+    """One cell as a test: skipped with its reason, failed with its check, or its rounds handed to pytest-benchmark."""
+    benchmark._mode = "pytest-ormbench"  # we feed the fixture ourselves
+    outcome = scheduler.outcome(key)
+    problem = outcome.problem
+    if problem is not None:
+        if problem.outcome == "skipped":
+            pytest.skip(problem.message)
+        if problem.outcome == "unsupported":
+            pytest.skip(f"unsupported by {key.arm}: {problem.message}")
+        pytest.fail(f"{key.id}: {problem.outcome}: {problem.message}\n{problem.detail}".rstrip(), pytrace=False)
+    record = outcome.record
+    assert record is not None
+    if scheduler.timed and not benchmark.disabled:
+        stats = benchmark._make_stats(1)
+        for seconds in record.seconds:
+            stats.update(seconds)
+        benchmark.extra_info.update(record.to_json())
+        scheduler.keep(record)
+    return record
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # noqa: ANN001
     session = config.stash.get(SESSION_KEY, None)
-    if session is None or (not session.records and not session.not_run):
+    if session is None:
         return
+    scheduler = session.scheduler
+    if not scheduler.records and not scheduler.not_run:
+        return
+    from .report.render import render_not_run, render_summary
+
     tr = terminalreporter
-    if session.records:
+    if scheduler.records:
         tr.write_sep("=", "pytest-ormbench: rows per second (median of rounds, higher is better)")
-        tr.write_line(f"settings: {session.run.settings.to_json()}, rounds={session.run.rounds}, "
-                      f"iterations={session.run.sizes.iterations}, batch={session.run.sizes.batch}; "
-                      f"geometric mean over the object operations ({', '.join(o.letter for o in OPS if o.object_op)})")
-        tr.write_line(render(session.records, list(session.arms)))
-        facts = session.run_facts()
+        run = session.run
+        settings = ", ".join(f"{k}={v}" for k, v in run.settings.describe().items())
+        tr.write_line(f"settings: {settings}; {run.rounds} rounds per cell, iterations {run.sizes.iterations}, "
+                      f"batch {run.sizes.batch}")
+        tr.write_line(render_summary(_live_runs(session, config)))
+        facts = scheduler.run_facts()
         floor = facts["drift_floor"]
         figures = ", ".join(f"{p['rows_per_s']:,.0f}" for p in facts["probes"])
         tr.write_line(f"schedule: {facts['schedule']}; drift floor "
                       f"{'unknown' if floor is None else f'{floor:.1%}'} (sqlite3 probe, rows/s: {figures or 'none'})")
         for note in facts["notes"]:
             tr.write_line(note)
-    if session.not_run:
+    if scheduler.not_run:
         tr.write_sep("-", "pytest-ormbench: cells without a number")
-        tr.write_line(render_not_run(session.not_run))
-    if session.run.report and session.records:
+        tr.write_line(render_not_run(scheduler.not_run))
+    if session.run.report and scheduler.records:
         tr.write_line(_write_report(session, config))
     if session.comparison_text:
         tr.write_sep("=", "pytest-ormbench: comparison with the baseline")
         tr.write_line(session.comparison_text)
 
 
+def _live_runs(session: OrmbenchSession, config: pytest.Config):  # noqa: ANN202
+    """This run's records as the report reads files."""
+    import datetime as dt
+
+    from .report.load import runs_from_records
+
+    return runs_from_records(session.scheduler.records, _machine_info(config),
+                             dt.datetime.now(dt.timezone.utc).isoformat(), session.scheduler.run_facts())
+
+
 def _write_report(session: OrmbenchSession, config: pytest.Config) -> str:
     """--ormbench-report: the same report ``ormbench report`` makes from the JSON."""
-    import datetime as dt
     import io
 
-    from .cli import write_report
-    from .report.load import runs_from_records
+    from .report.write import write_report
 
     out = Path(session.run.report)
     if not out.is_absolute():
         out = Path(str(config.invocation_params.dir)) / out
-    runs = runs_from_records(session.records, _machine_info(config), dt.datetime.now(dt.timezone.utc).isoformat(),
-                             session.run_facts())
     err = io.StringIO()
-    write_report(runs, out, "markdown", out.parent / "charts", err=err)
+    write_report(_live_runs(session, config), out, "markdown", out.parent / "charts", err=err)
     return (err.getvalue() + f"pytest-ormbench: report written to {out}").strip()

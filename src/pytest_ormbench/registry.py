@@ -90,16 +90,17 @@ def _import(target: str) -> type:
     return getattr(importlib.import_module(module), attr)
 
 
-_extra: tuple[str, ...] = ()
+def import_arm(target: str) -> type["Arm"]:
+    """The Arm class a "module:Class" target names (the measuring child is told the target, never a name)."""
+    cls = _import(target)
+    if not isinstance(cls, type):
+        raise TypeError(f"{target} is not a class")
+    return cls
 
 
-def set_extra_targets(targets: tuple[str, ...]) -> None:
-    global _extra
-    _extra = tuple(targets)
-
-
-def load_arm_class(name: str) -> type["Arm"]:
-    arms = all_arms(_extra)
+def resolve(name: str, extra_targets: tuple[str, ...] = ()) -> ArmEntry:
+    """The registry entry for an arm name (built-in, entry point or ``--ormbench-register``)."""
+    arms = all_arms(extra_targets)
     if name not in arms:
         raise KeyError(f"unknown arm {name!r}; known: {', '.join(sorted(arms))}")
-    return _import(arms[name].target)
+    return arms[name]

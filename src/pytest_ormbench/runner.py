@@ -9,18 +9,17 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
-import shutil
 import time
 import tracemalloc
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from .contract import MODELS, Arm, Settings, Unsupported
+from .databases import Database, database_for
 from .plan import CellPlan, Sizes, State, make_plan
-from .registry import load_arm_class, set_extra_targets
-from .sqlite_support import open_handles
+from .registry import import_arm
 from .verify import VerificationError, check_pragmas, check_state, verify
 
 #: the clock: monotonic, the highest resolution the platform offers
@@ -51,6 +50,8 @@ class Cell:
     """One benchmark cell as the worker receives it."""
 
     arm: str
+    #: "module:Class" of the arm, resolved from the registry by the parent: the child imports just this
+    target: str
     model: str
     op: str  # letter
     table: str
@@ -61,28 +62,26 @@ class Cell:
     work_dir: Path
     rounds: int = 1
     warmup: bool = False
-    #: extra "module:Class" arms registered for this run
-    register: tuple[str, ...] = ()
     #: after the timed rounds, one more untimed, verified repetition under tracemalloc
     memory: bool = False
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Cell":
         return cls(
-            arm=d["arm"], model=d["model"], op=d["op"], table=d["table"], mode=d["mode"],
+            arm=d["arm"], target=d["target"], model=d["model"], op=d["op"], table=d["table"], mode=d["mode"],
             sizes=Sizes(**d["sizes"]), settings=Settings(**d["settings"]),
             templates_dir=Path(d["templates_dir"]), work_dir=Path(d["work_dir"]),
             rounds=int(d.get("rounds", 1)), warmup=bool(d.get("warmup", False)),
-            register=tuple(d.get("register", ())), memory=bool(d.get("memory", False)),
+            memory=bool(d.get("memory", False)),
         )
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "arm": self.arm, "model": self.model, "op": self.op, "table": self.table, "mode": self.mode,
+            "arm": self.arm, "target": self.target, "model": self.model, "op": self.op, "table": self.table, "mode": self.mode,
             "sizes": {"iterations": self.sizes.iterations, "batch": self.sizes.batch},
             "settings": self.settings.to_json(), "templates_dir": str(self.templates_dir),
             "work_dir": str(self.work_dir), "rounds": self.rounds, "warmup": self.warmup,
-            "register": list(self.register), "memory": self.memory,
+            "memory": self.memory,
         }
 
 
@@ -92,37 +91,24 @@ class RoundResult:
     facts: dict[str, Any] = field(default_factory=dict)
 
 
-def copy_db(src: Path, dst: Path) -> None:
-    """Copy a database (a file, or a directory for engines that keep one)."""
-    if dst.is_dir():
-        shutil.rmtree(dst)
-    elif dst.exists():
-        dst.unlink()
-    if src.is_dir():
-        shutil.copytree(src, dst)
-    else:
-        shutil.copyfile(src, dst)
-
-
-def remove_db(path: Path) -> None:
-    for p in (path, *(path.with_name(path.name + s) for s in ("-journal", "-wal", "-shm"))):
-        if p.is_dir():
-            shutil.rmtree(p, ignore_errors=True)
-        elif p.exists():
-            p.unlink()
-
-
 def _settings_tag(settings: Settings) -> str:
     return f"{settings.journal_mode}-{settings.synchronous}-fk{int(settings.foreign_keys)}"
 
 
+def expected_durability(arm: Arm, database: Database) -> Mapping[str, str]:
+    """What the arm's live connection must report: the arm's own claim, else its database's."""
+    expected = arm.expected_settings()
+    return database.expected_durability(arm.settings) if expected is None else expected
+
+
 def ensure_template(arm_cls: type[Arm], state: State, settings: Settings, templates_dir: Path) -> Path:
     """Build a starting state once (untimed), verify it, keep it for every round."""
+    database = database_for(arm_cls)
     templates_dir.mkdir(parents=True, exist_ok=True)
-    path = templates_dir / f"{arm_cls.name}-{state.key}-{_settings_tag(settings)}.db"
+    path = database.location(templates_dir, f"{arm_cls.name}-{state.key}-{_settings_tag(settings)}")
     if path.exists():
         return path
-    tmp = templates_dir / f".building-{uuid.uuid4().hex}.db"
+    tmp = database.location(templates_dir, f".building-{uuid.uuid4().hex}")
     arm = arm_cls(state.model, settings)
     drive(arm.open(tmp))
     try:
@@ -130,13 +116,11 @@ def ensure_template(arm_cls: type[Arm], state: State, settings: Settings, templa
         if state.count:
             drive(arm.populate(state.rows(), state.links()))
         check_state(state.model, arm.snapshot(), state.expected_rows(), state.links(), "starting state")
-        check_pragmas(drive(arm.pragmas()), arm.expected_settings())
+        check_pragmas(drive(arm.pragmas()), expected_durability(arm, database))
     finally:
         drive(arm.close())
-    for suffix in ("-journal", "-wal", "-shm"):
-        leftover = tmp.with_name(tmp.name + suffix)
-        if leftover.exists() and leftover.stat().st_size:
-            raise RuntimeError(f"{arm_cls.name}: close() left {leftover.name} behind; the template is not self-contained")
+    for leftover in database.leftovers(tmp):
+        raise RuntimeError(f"{arm_cls.name}: close() left {leftover.name} behind; the template is not self-contained")
     os.replace(tmp, path)
     return path
 
@@ -170,9 +154,10 @@ def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False) -> Round
     With ``memory`` the op runs under tracemalloc instead (slower: never a timed round)
     and the facts carry the peak it allocated.
     """
+    database = database_for(type(arm))
     args, objs = _prepare(arm, plan)
     method = getattr(arm, plan.op.name)
-    before = arm.commit_counter(db)
+    before = database.commits(db)
     peak = None
     if memory:
         gc.collect()
@@ -203,16 +188,16 @@ def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False) -> Round
             t1 = clock()
         finally:
             gc.unfreeze()
-    after = arm.commit_counter(db)
+    after = database.commits(db)
     commits = after - before if before is not None and after is not None else None
-    handles = _arm_handles(db)
+    handles = database.connections(db)
     snap = arm.snapshot()
-    _harness_handles[db] = (open_handles(db) or 0) - (handles or 0)
+    database.settle(db, handles)
     if handles is not None and handles > 1:
         raise VerificationError(f"{handles} connections are open on the database; every arm must use one")
     facts = verify(arm, plan, result, objs, snap, commits)
     pragmas = drive(arm.pragmas())
-    check_pragmas(pragmas, arm.expected_settings())
+    check_pragmas(pragmas, expected_durability(arm, database))
     facts.update(pragmas=pragmas, connections=handles)
     facts.update(arm.op_facts())
     if peak is not None:
@@ -220,24 +205,9 @@ def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False) -> Round
     return RoundResult(t1 - t0, facts)
 
 
-#: descriptors SQLite keeps open after the harness's own read-back connection
-#: closes (it defers close() while another connection in the process holds a
-#: POSIX lock on the file); they are not the arm's and are not counted.
-_harness_handles: dict[Path, int] = {}
-
-
-def _arm_handles(db: Path) -> int | None:
-    """Connections the arm holds on the database file (Linux; None elsewhere or for directories)."""
-    if not db.is_file():
-        return None
-    n = open_handles(db)
-    return None if n is None else n - _harness_handles.get(db, 0)
-
-
 def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) -> list[RoundResult]:
     """Run a cell's rounds in this process (one round per process in cold mode)."""
-    set_extra_targets(cell.register)
-    arm_cls = load_arm_class(cell.arm)
+    arm_cls = import_arm(cell.target)
     model = MODELS[cell.model]
     plan = make_plan(cell.model, cell.op, cell.table, cell.sizes)
     reason = arm_cls.unsupported.get(plan.op.name)
@@ -245,9 +215,10 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
         raise Unsupported(reason)
     event_loop()
     template = ensure_template(arm_cls, plan.state, cell.settings, cell.templates_dir)
+    database = database_for(arm_cls)
     cell.work_dir.mkdir(parents=True, exist_ok=True)
-    db = cell.work_dir / f"{cell.arm}-{uuid.uuid4().hex[:8]}.db"
-    copy_db(template, db)
+    db = database.location(cell.work_dir, f"{cell.arm}-{uuid.uuid4().hex[:8]}")
+    database.copy(template, db)
     arm = arm_cls(model, cell.settings)
     drive(arm.open(db))
     results: list[RoundResult] = []
@@ -268,14 +239,13 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
             results[-1].facts["memory_peak_bytes"] = mem.facts["memory_peak_bytes"]
     finally:
         drive(arm.close())
-        remove_db(db)
+        database.remove(db)
     return results
 
 
 def build_templates(cell: Cell) -> str:
     """Build the cell's starting state in this process (so a cold child need not)."""
-    set_extra_targets(cell.register)
-    arm_cls = load_arm_class(cell.arm)
+    arm_cls = import_arm(cell.target)
     plan = make_plan(cell.model, cell.op, cell.table, cell.sizes)
     reason = arm_cls.unsupported.get(plan.op.name)
     if reason:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .contract import MODELS, OPS, Settings, Unsupported
 from .plan import Sizes
+from .registry import resolve
 from .runner import Cell, run_cell
 
 
@@ -35,6 +36,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("-v", "--verbose", action="store_true")
     a = p.parse_args(argv)
     letters = [x for x in a.ops.replace(",", "").upper()]
+    try:
+        a.target = resolve(a.arm, tuple(a.register)).target
+    except Exception as exc:  # an unknown name, or a --register target that does not import
+        print(f"selfcheck: {exc}", file=sys.stderr)
+        return 2
     work = Path(tempfile.mkdtemp(prefix="ormbench-selfcheck-"))
     settings = Settings(journal_mode=a.journal, synchronous=a.synchronous)
     try:
@@ -50,9 +56,8 @@ def _check_all(a: argparse.Namespace, letters: list[str], work: Path, settings: 
     for model in a.models.split(","):
         for letter in letters:
             for table in a.tables.split(","):
-                cell = Cell(a.arm, model, letter, table, "warm", Sizes(a.iterations, a.batch), settings,
-                            work / "templates", work / "work", rounds=2, warmup=True,
-                            register=tuple(a.register))
+                cell = Cell(a.arm, a.target, model, letter, table, "warm", Sizes(a.iterations, a.batch), settings,
+                            work / "templates", work / "work", rounds=2, warmup=True)
                 label = f"{a.arm}-{model}-{letter}-{table}"
                 t = time.perf_counter()
                 try:

@@ -1,73 +1,108 @@
-"""Helpers every SQLite arm shares: pragmas, exact restore, independent read-back.
+"""Helpers every SQLite arm shares: pragmas, tables, chunking, exact restore, independent read-back.
 
-An arm over SQLite subclasses :class:`SqliteArm`, declares its tables with
-:meth:`SqliteArm.tables` and hands the harness its live ``sqlite3`` connection
-through :meth:`SqliteArm.raw_connection`. The rest (pragma read-back, restore by
-the backup API, snapshot through a separate connection) is done here once.
+An arm over SQLite subclasses :class:`SqliteArm` (sqlite3 in the arm's own thread) or
+:class:`AiosqliteArm` (a sqlite3 connection living in aiosqlite's worker thread), declares its
+tables with :meth:`SqliteArm.tables` (one line: :func:`tables_for`) and hands the harness its
+live connection (:meth:`SqliteArm.raw_connection`, :meth:`AiosqliteArm.aiosqlite_connection`).
+The rest (pragma read-back, restore by the backup API, snapshot through a separate connection)
+is done here once.
+
+The requested settings come as pragmas in the shape each ORM takes them:
+:func:`pragma_pairs` (name, value) for ORMs that take pragmas as options, :func:`pragma_statements`
+for an init command, :func:`apply_pragmas` on a DB-API connection in a connect hook,
+:func:`pragma_connection_class` for ORMs that pass ``sqlite3.connect`` keyword arguments through.
 """
 
 from __future__ import annotations
 
-import os
+import asyncio
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, AsyncContextManager, Iterator, Sequence, TypeVar
 
-from .contract import Arm, Snapshot
+from .arm_helpers import slices
+from .contract import Arm, ModelSpec, Settings, Snapshot
+from .databases.sqlite import (  # noqa: F401  (re-exported: the helpers arms use)
+    SqlTables,
+    apply_pragmas,
+    backup_into,
+    expected_pragmas,
+    file_change_counter,
+    open_handles,
+    pragma_pairs,
+    pragma_statements,
+    read_pragmas,
+    read_snapshot,
+)
 
-_SYNC_NAMES = {0: "off", 1: "normal", 2: "full", 3: "extra"}
+T = TypeVar("T")
 
-
-@dataclass(frozen=True)
-class SqlTables:
-    """Where an arm keeps a model: the main table and, for Test 2, the link table."""
-
-    main: str
-    link: str | None = None
-    link_from: str | None = None
-    link_to: str | None = None
-    #: canonical field name -> column name, where they differ
-    columns: tuple[tuple[str, str], ...] = ()
-
-    def column(self, name: str) -> str:
-        return dict(self.columns).get(name, name)
-
-
-def read_pragmas(conn: sqlite3.Connection) -> dict[str, str]:
-    """The settings that matter for fairness, as the live connection reports them."""
-    cur = conn.cursor()  # DB-API cursors only: some adapters' Connection.execute is not sqlite3's
-
-    def one(sql: str) -> Any:
-        cur.execute(sql)
-        return cur.fetchone()[0]
-
-    journal, sync, fks = one("PRAGMA journal_mode"), one("PRAGMA synchronous"), one("PRAGMA foreign_keys")
-    cur.close()
-    return {
-        "journal_mode": str(journal).lower(),
-        "synchronous": _SYNC_NAMES.get(int(sync), str(sync)),
-        "foreign_keys": "on" if int(fks) else "off",
-    }
+#: the link table's columns every arm but Django uses: ``from_id`` -> ``to_id``
+LINK_FROM, LINK_TO = "from_id", "to_id"
 
 
-def apply_pragmas(conn: sqlite3.Connection, statements: Sequence[str]) -> None:
-    for stmt in statements:
-        conn.execute(stmt).fetchall()
+# -- tables ---------------------------------------------------------------------------------------
 
+def tables_for(model: ModelSpec, main: str, link: str | None = None,
+               link_from: str = LINK_FROM, link_to: str = LINK_TO) -> SqlTables:
+    """Where ``model`` lives: the ``main`` table and, for Test 2 only, its link table.
 
-def backup_into(live: sqlite3.Connection, template: Path) -> None:
-    """Overwrite the live connection's database with the template, page for page.
-
-    The connection object survives, so every cache above it stays warm, while
-    rows, indexes and id sequences (sqlite_sequence) become exactly the template's.
+    The link table defaults to ``<main>_links`` with columns ``from_id``, ``to_id``.
     """
-    src = sqlite3.connect(str(template))
-    try:
-        src.backup(live)
-    finally:
-        src.close()
+    if not model.relations:
+        return SqlTables(main)
+    return SqlTables(main, link or f"{main}_links", link_from, link_to)
 
+
+# -- pragmas ----------------------------------------------------------------------------------------
+
+def pragma_connection_class(settings: Settings) -> type[sqlite3.Connection]:
+    """A ``sqlite3.Connection`` subclass that applies the pragmas when it opens.
+
+    For ORMs that hand their keyword arguments to ``sqlite3.connect`` (pass it as ``factory``)
+    and open connections the arm cannot reach with a hook.
+    """
+
+    class PragmaConnection(sqlite3.Connection):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            apply_pragmas(self, settings)
+
+    return PragmaConnection
+
+
+# -- SQLite's bound-variable limit ------------------------------------------------------------------
+
+def variable_limit(conn: sqlite3.Connection | None = None) -> int:
+    """``SQLITE_LIMIT_VARIABLE_NUMBER`` of a live connection (32766 by default since SQLite 3.32).
+
+    Without a connection: the limit a new connection of this process's SQLite library gets
+    (for arms that hold no connection, or before they open one).
+    """
+    if conn is not None:
+        return conn.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+    probe = sqlite3.connect(":memory:")
+    try:
+        return probe.getlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER)
+    finally:
+        probe.close()
+
+
+def rows_per_statement(conn_or_limit: sqlite3.Connection | int, columns: int) -> int:
+    """The most rows one multi-row statement with ``columns`` bound values per row can carry (at least 1).
+
+    ``conn_or_limit``: the live sqlite3 connection (its limit is read), or the limit already read.
+    """
+    limit = conn_or_limit if isinstance(conn_or_limit, int) else variable_limit(conn_or_limit)
+    return max(1, limit // columns)
+
+
+def chunked(rows: Sequence[T], columns: int, conn_or_limit: sqlite3.Connection | int) -> Iterator[Sequence[T]]:
+    """``rows`` in slices that each fit one statement within SQLite's bound-variable limit."""
+    return slices(rows, rows_per_statement(conn_or_limit, columns))
+
+
+# -- the bases ------------------------------------------------------------------------------------
 
 async def in_aiosqlite_thread(aconn: Any, fn: Any, *args: Any) -> Any:
     """Run ``fn(sqlite3_connection, *args)`` in the thread that owns an aiosqlite connection.
@@ -78,62 +113,13 @@ async def in_aiosqlite_thread(aconn: Any, fn: Any, *args: Any) -> Any:
     return await aconn._execute(fn, aconn._conn, *args)
 
 
-def file_change_counter(path: Path) -> int | None:
-    """SQLite's header counter (offset 24) of committed write transactions.
-
-    Only rollback-journal modes maintain it; in WAL mode this returns None.
-    """
-    try:
-        with open(path, "rb") as fh:
-            header = fh.read(100)
-    except OSError:
-        return None
-    if len(header) < 100 or header[18] == 2:  # read/write version 2 = WAL
-        return None
-    return int.from_bytes(header[24:28], "big")
-
-
-def open_handles(path: Path) -> int | None:
-    """How many file descriptors of this process point at the database file (Linux)."""
-    fd_dir = Path("/proc/self/fd")
-    if not fd_dir.is_dir():
-        return None
-    target = os.path.realpath(path)
-    count = 0
-    for fd in os.listdir(fd_dir):
-        try:
-            if os.readlink(fd_dir / fd) == target:
-                count += 1
-        except OSError:
-            continue
-    return count
-
-
-def read_snapshot(path: Path, tables: SqlTables, field_names: Sequence[str]) -> Snapshot:
-    """Read every row and link through a fresh read-only connection."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        cols = ", ".join(f'"{tables.column(n)}"' for n in field_names)
-        rows: dict[int, dict[str, Any]] = {}
-        for rec in conn.execute(f'SELECT {cols} FROM "{tables.main}"'):
-            row = dict(zip(field_names, rec))
-            rows[int(row["id"])] = row
-        links: set[tuple[int, int]] = set()
-        if tables.link:
-            q = f'SELECT "{tables.link_from}", "{tables.link_to}" FROM "{tables.link}"'
-            links = {(int(a), int(b)) for a, b in conn.execute(q)}
-        return Snapshot(rows, links)
-    finally:
-        conn.close()
-
-
 class SqliteArm(Arm):
     """Base for arms that store in SQLite through the standard sqlite3 module."""
 
     path: Path | None = None
 
     def tables(self) -> SqlTables:
-        """The tables this arm created for ``self.model``."""
+        """The tables this arm created for ``self.model`` (usually ``tables_for(self.model, main)``)."""
         raise NotImplementedError
 
     def raw_connection(self) -> sqlite3.Connection:
@@ -143,15 +129,15 @@ class SqliteArm(Arm):
     def pragmas(self) -> dict[str, str]:
         return read_pragmas(self.raw_connection())
 
-    def restore(self, template: Path) -> None:
+    def restore(self, template: Path) -> Any:
         self.before_restore()
         backup_into(self.raw_connection(), template)
         self.after_restore()
 
-    def before_restore(self) -> None:
+    def before_restore(self) -> Any:
         """End any open transaction or session before the pages are replaced."""
 
-    def after_restore(self) -> None:
+    def after_restore(self) -> Any:
         """Drop ORM-level state (identity maps) that described the old rows."""
 
     def snapshot(self) -> Snapshot:
@@ -160,3 +146,55 @@ class SqliteArm(Arm):
 
     def describe(self) -> dict[str, Any]:
         return {"sqlite_version": sqlite3.sqlite_version}
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if asyncio.iscoroutine(value) else value
+
+
+class AiosqliteArm(SqliteArm):
+    """Base for async arms whose one sqlite3 connection lives in an aiosqlite worker thread.
+
+    The arm says how to reach its live ``aiosqlite.Connection`` (:meth:`aiosqlite_connection`)
+    and, as for :class:`SqliteArm`, what to end before a restore and drop after it
+    (``before_restore``/``after_restore``, plain methods or coroutines). Pragma read-back and
+    exact restore run in the connection's own thread (:meth:`in_connection_thread`), so the
+    connection, and every cache the ORM keeps above it, survives.
+    """
+
+    driver = "aiosqlite"
+    is_async = True
+
+    def aiosqlite_connection(self) -> AsyncContextManager[Any]:
+        """An async context manager yielding the arm's live ``aiosqlite.Connection``.
+
+        Write it as an ``@contextlib.asynccontextmanager`` method: check the connection out of a pool,
+        or open a transaction first, where the ORM hands out its connection only so; yield it as it
+        is where the arm holds it (never ``async with`` the aiosqlite connection itself: that closes it).
+        """
+        raise NotImplementedError
+
+    async def in_connection_thread(self, fn: Any, *args: Any) -> Any:
+        """``fn(sqlite3_connection, *args)`` in the thread that owns the arm's live connection."""
+        async with self.aiosqlite_connection() as aconn:
+            return await in_aiosqlite_thread(aconn, fn, *args)
+
+    def raw_connection(self) -> sqlite3.Connection:
+        raise TypeError(f"{type(self).__name__}: the sqlite3 connection lives in aiosqlite's thread; "
+                        "use in_connection_thread()")
+
+    async def pragmas(self) -> dict[str, str]:  # type: ignore[override]
+        return await self.in_connection_thread(read_pragmas)
+
+    async def restore(self, template: Path) -> None:  # type: ignore[override]
+        await _maybe_await(self.before_restore())
+        await self.in_connection_thread(backup_into, template)
+        await _maybe_await(self.after_restore())
+
+
+__all__ = [
+    "LINK_FROM", "LINK_TO", "AiosqliteArm", "SqlTables", "SqliteArm", "apply_pragmas",
+    "backup_into", "chunked", "expected_pragmas", "file_change_counter", "in_aiosqlite_thread", "open_handles",
+    "pragma_connection_class", "pragma_pairs", "pragma_statements", "read_pragmas", "read_snapshot",
+    "rows_per_statement", "tables_for", "variable_limit",
+]

@@ -4,8 +4,12 @@ Protocol: one JSON object per line. The parent writes a request on the child's
 stdin; the child answers on a private copy of its original stdout, while
 anything an ORM prints goes to stderr. Requests:
 
-    {"cmd": "build", "cell": {...}}  -> {"ok": true, "template": path, "info": {...}}
-    {"cmd": "run", "cell": {...}}    -> {"ok": true, "rounds": [{"seconds": s, "facts": {...}}], "info": {...}}
+    {"cmd": "build", "cell": {...}}  -> {"ok": true, "template": path, "pid": n}
+    {"cmd": "run", "cell": {...}}    -> {"ok": true, "record": {...}, "pid": n}
+
+The cell names the arm's ``module:Class``; the record is a
+:class:`pytest_ormbench.record.CellRecord` as JSON (the parent merges a cell's
+replies, adds each round's place in the run, and stores it).
 
 A failure answers {"ok": false, "kind": "unsupported" | "verification" | "error",
 "error": "...", "traceback": "..."}. In cold mode the parent starts a fresh
@@ -21,62 +25,82 @@ from __future__ import annotations
 import json
 import os
 import platform
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import traceback
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .record import CellRecord, Environment
+    from .runner import Cell
 
 
-def describe_environment(arm_name: str, model: str, settings: Any) -> dict[str, Any]:
+def describe_environment(arm_cls: type, model: str, settings: Any) -> "Environment":
     """Versions and declarations of the arm, read inside the measuring process."""
     import importlib.metadata
-    import sqlite3
 
     from .contract import MODELS
-    from .registry import load_arm_class
+    from .databases import database_for
+    from .record import Environment
 
-    cls = load_arm_class(arm_name)
     versions = {}
-    for dist in cls.packages:
+    for dist in arm_cls.packages:
         try:
             versions[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
             versions[dist] = "unknown"
-    return {
-        "arm_label": cls.label or cls.name,
-        "driver": cls.driver,
-        "is_async": cls.is_async,
-        "versions": versions,
-        "python": platform.python_version(),
-        "python_implementation": platform.python_implementation(),
-        "sqlite_version": sqlite3.sqlite_version,
-        "deviations": dict(cls.deviations),
-        "unsupported": dict(cls.unsupported),
-        "bulk_sets_ids_declared": cls.bulk_sets_ids,
-        "arm_info": cls(MODELS[model], settings).describe(),
-    }
+    database = database_for(arm_cls)
+    return Environment(
+        arm_label=arm_cls.label or arm_cls.name,
+        driver=arm_cls.driver,
+        is_async=arm_cls.is_async,
+        versions=versions,
+        python=platform.python_version(),
+        sqlite_version=sqlite3.sqlite_version,
+        database=database.name,
+        unsupported=dict(arm_cls.unsupported),
+        arm_info=arm_cls(MODELS[model], settings).describe(),
+    )
+
+
+def measure(cell: "Cell") -> "CellRecord":
+    """Run the cell's rounds here and return them as one record (the parent adds slots and schedule)."""
+    from .plan import make_plan
+    from .record import CellKey, CellRecord, Facts, WALL, applicable_deviations
+    from .registry import import_arm
+    from .runner import run_cell
+
+    rounds = run_cell(cell)
+    arm_cls = import_arm(cell.target)
+    plan = make_plan(cell.model, cell.op, cell.table, cell.sizes)
+    key = CellKey(cell.arm, cell.model, cell.op, cell.mode, cell.table)
+    return CellRecord(
+        key=key, rows=plan.rows, start_rows=plan.state.count,
+        iterations=cell.sizes.iterations, batch=cell.sizes.batch,
+        settings=cell.settings.to_json(),
+        env=describe_environment(arm_cls, cell.model, cell.settings),
+        facts=Facts.from_round(rounds[-1].facts),
+        measures={WALL: [r.seconds for r in rounds]},
+        deviations=applicable_deviations(arm_cls.deviations, key),
+        slots=[None] * len(rounds),
+        worker_pids=[os.getpid()] * (1 if rounds else 0),
+    )
 
 
 def handle(request: dict[str, Any]) -> dict[str, Any]:
     from .contract import Unsupported
-    from .runner import Cell, build_templates, run_cell
+    from .runner import Cell, build_templates
     from .verify import VerificationError
 
     cell = Cell.from_json(request["cell"])
     try:
         if request["cmd"] == "build":
-            template = build_templates(cell)
-            return {"ok": True, "template": template, "info": describe_environment(cell.arm, cell.model, cell.settings), "pid": os.getpid()}
+            return {"ok": True, "template": build_templates(cell), "pid": os.getpid()}
         if request["cmd"] == "run":
-            rounds = run_cell(cell)
-            return {
-                "ok": True,
-                "rounds": [{"seconds": r.seconds, "facts": r.facts} for r in rounds],
-                "info": describe_environment(cell.arm, cell.model, cell.settings),
-                "pid": os.getpid(),
-            }
+            return {"ok": True, "record": measure(cell).to_json(), "pid": os.getpid()}
         return {"ok": False, "kind": "error", "error": f"unknown command {request['cmd']!r}"}
     except Unsupported as exc:
         return {"ok": False, "kind": "unsupported", "error": str(exc)}

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..stats import median
+from ..record import CellRecord, RecordError
 
 REQUIRED = ("arm", "model", "op", "mode", "table", "rows", "verified")
 
@@ -27,21 +27,24 @@ class ReportError(Exception):
 
 @dataclass
 class Cell:
-    record: dict[str, Any]
-    seconds: list[float]
+    """One cell's record as read from a file: the record and where it came from."""
+
+    record: CellRecord
     source: str
     run_datetime: str
     machine: dict[str, Any]
 
     @property
     def key(self) -> tuple[str, str, str, str, str]:
-        r = self.record
-        return (r["arm"], r["model"], r["op"], r["mode"], r["table"])
+        return self.record.key.astuple()
+
+    @property
+    def seconds(self) -> list[float]:
+        return self.record.seconds
 
     @property
     def rows_per_s(self) -> float:
-        m = median(self.seconds)
-        return self.record["rows"] / m if m > 0 else float("inf")
+        return self.record.rows_per_s
 
 
 @dataclass
@@ -96,8 +99,11 @@ def cells_from_document(doc: Any, source: str) -> tuple[list[Cell], int, int]:
         if not data:
             raise ReportError(f"{source}: cell {bench.get('name')} has no round times "
                               "(save with --benchmark-json or --benchmark-save, which keep them)")
-        cells.append(Cell(dict(info), [float(x) for x in data], source, str(doc.get("datetime", "")),
-                          doc.get("machine_info") or {}))
+        try:
+            record = CellRecord.from_json(info, [float(x) for x in data])
+        except (RecordError, TypeError, ValueError) as exc:
+            raise ReportError(f"{source}: cell {bench.get('name')}: {exc}") from None
+        cells.append(Cell(record, source, str(doc.get("datetime", "")), doc.get("machine_info") or {}))
     return cells, foreign, unverified
 
 
@@ -133,11 +139,11 @@ def load(paths: Iterable[str | Path]) -> Runs:
     return runs
 
 
-def runs_from_records(records: Iterable[Mapping[str, Any]], machine: Mapping[str, Any], when: str,
+def runs_from_records(records: Iterable[CellRecord], machine: Mapping[str, Any], when: str,
                       run_facts: Mapping[str, Any] | None = None) -> Runs:
-    """Cells straight from a live session (the plugin's --ormbench-report)."""
+    """Cells straight from a live session (the terminal summary, --ormbench-report)."""
     runs = Runs(sources=["this run"], run_facts={"this run": dict(run_facts)} if run_facts else {},
                 written={"this run": when})
     for rec in records:
-        runs.add(Cell(dict(rec), list(rec["round_seconds"]), "this run", when, dict(machine)))
+        runs.add(Cell(rec, "this run", when, dict(machine)))
     return runs

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections import defaultdict
+from typing import Iterable, Sequence
 
 from . import tables as T
 from .load import Runs
@@ -28,8 +29,9 @@ def _md_cell(text: str) -> str:
     return str(text).replace("|", "\\|")
 
 
-def markdown_table(t: T.Table) -> str:
-    lines = [f"### {t.title}", ""]
+def markdown_table(t: T.Table, heading: str = "###") -> str:
+    """A GitHub table: text columns aligned left, figures right; ``heading=""`` leaves the title out."""
+    lines = [f"{heading} {t.title}", ""] if heading else []
     lines.append("| " + " | ".join(_md_cell(h) for h in t.header) + " |")
     lines.append("| " + " | ".join("---" if i == 0 or i in t.text_columns else "---:"
                                    for i in range(len(t.header))) + " |")
@@ -74,3 +76,25 @@ def render(runs: Runs, fmt: str = "markdown", charts: Sequence[str] = ()) -> str
     if notes:
         parts += ["### Footnotes", ""] + [f"- {n}" for n in notes] + [""]
     return "\n".join(parts).rstrip() + "\n"
+
+
+def render_summary(runs: Runs) -> str:
+    """The terminal's end-of-run summary: the report's figures as text, without the run's bookkeeping.
+
+    The same tables as the report (one builder, one formatter, one renderer), less the environment,
+    the runs table and the footnotes, which the report and the JSON keep.
+    """
+    body = [t for t in sections(runs) if t.anchor != "runs"]
+    return "\n\n".join(text_table(t) for t in body)
+
+
+def render_not_run(entries: Iterable[tuple[str, str, str]]) -> str:
+    """Cells that produced no number, grouped by reason: (cell id, outcome, reason)."""
+    by_reason: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for cell_id, outcome, reason in entries:
+        by_reason[(outcome, reason)].append(cell_id)
+    lines = []
+    for (outcome, reason), ids in sorted(by_reason.items()):
+        shown = ", ".join(ids[:4]) + (f" and {len(ids) - 4} more" if len(ids) > 4 else "")
+        lines.append(f"{outcome}: {reason} — {len(ids)} cell(s): {shown}")
+    return "\n".join(lines)

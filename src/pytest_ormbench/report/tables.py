@@ -5,9 +5,10 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..contract import MODELS, OPS, OPS_BY_LETTER
+from ..record import CellRecord
 from ..registry import BUILTIN_ARMS, CONTROL_ARM
 from ..stats import geometric_mean
 from .load import Cell, Runs
@@ -37,13 +38,13 @@ def fmt_ratio(value: float | None) -> str:
 
 
 def arm_order(runs: Runs) -> list[str]:
-    present = {c.record["arm"] for c in runs.cells.values()}
+    present = {c.record.key.arm for c in runs.cells.values()}
     builtin = [e.name for e in BUILTIN_ARMS if e.name in present]
     return builtin + sorted(present - set(builtin))
 
 
 def labels(runs: Runs) -> dict[str, str]:
-    return {c.record["arm"]: c.record.get("arm_label") or c.record["arm"] for c in runs.cells.values()}
+    return {c.record.key.arm: c.record.env.arm_label or c.record.key.arm for c in runs.cells.values()}
 
 
 def groups(runs: Runs) -> list[tuple[str, str, str]]:
@@ -161,6 +162,8 @@ def overhead(runs: Runs) -> Table | None:
             row.append("—" if value is None else f"{value:.2f}×")
         if seen:
             rows.append(row)
+    if not rows:
+        return None  # the control arm alone: nothing to price
     notes = ["Time relative to hand-written SQL on sqlite3 (1.00× = as fast as the control; 3.00× = takes three "
              "times as long), geometric mean over the object operations both ran."]
     return Table("ORM overhead over the raw sqlite3 control arm", header, rows, notes, anchor="overhead")
@@ -171,7 +174,7 @@ def memory(runs: Runs) -> list[Table]:
     for model, mode, table in groups(runs):
         per_arm: dict[str, dict[str, int]] = defaultdict(dict)
         for (arm, m, op, md, t), cell in runs.cells.items():
-            peak = cell.record.get("memory_peak_bytes")
+            peak = cell.record.facts.memory_peak_bytes
             if (m, md, t) == (model, mode, table) and peak is not None:
                 per_arm[arm][op] = peak
         if not per_arm:
@@ -197,12 +200,13 @@ def footnotes(runs: Runs) -> list[str]:
     bulk_ids: dict[str, set[bool]] = defaultdict(set)
     for cell in runs.cells.values():
         rec = cell.record
-        for key, text in (rec.get("deviations") or {}).items():
-            devs[rec["arm"]][key] = text
-        for op, reason in (rec.get("unsupported") or {}).items():
-            unsupported[rec["arm"]][op] = reason
-        if "bulk_ids_set" in rec:
-            bulk_ids[rec["arm"]].add(bool(rec["bulk_ids_set"]))
+        arm = rec.key.arm
+        for key, text in rec.deviations.items():
+            devs[arm][key] = text
+        for op, reason in rec.env.unsupported.items():
+            unsupported[arm][op] = reason
+        if rec.facts.bulk_ids_set is not None:
+            bulk_ids[arm].add(bool(rec.facts.bulk_ids_set))
     for arm in arm_order(runs):
         for key, text in sorted(devs[arm].items()):
             scope = "all cells" if key == "*" else key
@@ -222,20 +226,21 @@ def environment(runs: Runs) -> list[str]:
     machines = {_machine(c.machine) for c in runs.cells.values()}
     dates = sorted({c.run_datetime[:10] for c in runs.cells.values() if c.run_datetime})
 
-    def values(key: str) -> str:
-        return ", ".join(sorted({str(r.get(key)) for r in recs if r.get(key) is not None})) or "unknown"
+    def values(get: Callable[[CellRecord], Any]) -> str:
+        return ", ".join(sorted({str(get(r)) for r in recs if get(r) is not None})) or "unknown"
 
-    settings = sorted({tuple(sorted((r.get("pragmas") or {}).items())) for r in recs})
+    settings = sorted({tuple(sorted((r.facts.pragmas or {}).items())) for r in recs})
     versions: dict[str, set[str]] = defaultdict(set)
     for r in recs:
-        for dist, ver in (r.get("versions") or {}).items():
+        for dist, ver in r.env.versions.items():
             versions[dist].add(ver)
     lines = [
         f"Machine: {'; '.join(sorted(machines))}",
-        f"Python: {values('python')}; SQLite: {values('sqlite_version')}",
+        f"Python: {values(lambda r: r.env.python)}; SQLite: {values(lambda r: r.env.sqlite_version)}",
         "SQLite settings read back from each arm's connection: "
         + "; ".join(", ".join(f"{k}={v}" for k, v in s) for s in settings if s),
-        f"Rounds per cell: {values('rounds')}; iterations: {values('iterations')}; batch: {values('batch')}",
+        f"Rounds per cell: {values(lambda r: r.rounds)}; iterations: {values(lambda r: r.iterations)}; "
+        f"batch: {values(lambda r: r.batch)}",
         "Packages: " + (", ".join(f"{d} {'/'.join(sorted(v))}" for d, v in sorted(versions.items())) or "none"),
         f"Run date(s): {', '.join(dates) or 'unknown'}; sources: {', '.join(runs.sources)}",
     ]
@@ -256,7 +261,7 @@ def runs_table(runs: Runs) -> Table:
     rows = []
     for source in runs.sources:
         cells = supplied.get(source, [])
-        arms = sorted({c.record["arm"] for c in cells}, key=order.__getitem__)
+        arms = sorted({c.record.key.arm for c in cells}, key=order.__getitem__)
         facts = runs.run_facts.get(source) or {}
         floor = facts.get("drift_floor")
         probes = len(facts.get("probes") or [])
@@ -266,7 +271,7 @@ def runs_table(runs: Runs) -> Table:
             source,
             (runs.written.get(source) or "unknown")[:16].replace("T", " "),
             ", ".join(names[a] for a in arms) or "— (every cell superseded)",
-            ", ".join(sorted({c.record["table"] for c in cells}, key=["default", "large"].index)) or "—",
+            ", ".join(sorted({c.record.key.table for c in cells}, key=["default", "large"].index)) or "—",
             str(len(cells)),
             facts.get("schedule") or "—",
             "—" if floor is None else f"{floor:.1%} ({probes} probes)",

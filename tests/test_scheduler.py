@@ -1,0 +1,70 @@
+"""The scheduler without pytest: the parent's side of a run driven from plain Python."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_ormbench.config import RunConfig
+from pytest_ormbench.contract import Settings
+from pytest_ormbench.plan import Sizes
+from pytest_ormbench.record import CellKey
+from pytest_ormbench.registry import all_arms
+from pytest_ormbench.scheduler import Scheduler
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _config(**kw) -> RunConfig:  # noqa: ANN003
+    base = dict(arms=("sqlite3",), models=("simple",), ops=("B", "F"), modes=("warm", "cold"), tables=("default",),
+                rounds=2, sizes=Sizes(5, 50), settings=Settings(), verify_only=False, probe=False)
+    base.update(kw)
+    return RunConfig(**base)
+
+
+@pytest.fixture
+def scheduler(request: pytest.FixtureRequest) -> Scheduler:
+    run = _config(**getattr(request, "param", {}))
+    s = Scheduler(run, all_arms(run.register), ROOT)
+    s.planned = [CellKey(a, m, o, md, t) for a in run.arms for m in run.models for o in run.ops
+                 for md in run.modes for t in run.tables]
+    yield s
+    s.close()
+    assert not s.tmp.exists()
+
+
+def test_an_interleaved_run_gives_each_cell_its_rounds_numbered_in_run_order(scheduler: Scheduler) -> None:
+    outcomes = [scheduler.outcome(k) for k in scheduler.planned]
+    assert all(o.problem is None for o in outcomes), [o.problem for o in outcomes]
+    records = [o.record for o in outcomes]
+    assert [r.key for r in records] == scheduler.planned
+    assert all(r.rounds == 2 and r.verified and r.schedule == "interleaved" for r in records)
+    slots = sorted(s for r in records for s in r.slots)
+    assert slots == list(range(8))  # 4 cells x 2 rounds, each round its own place
+    by_mode = {r.key.mode: r for r in records if r.key.op == "B"}
+    assert len(set(by_mode["cold"].worker_pids)) == 2 and len(set(by_mode["warm"].worker_pids)) == 1
+    assert by_mode["warm"].facts.commits == 1 and by_mode["warm"].facts.connections == 1
+
+
+@pytest.mark.parametrize("scheduler", [{"schedule": "back-to-back", "modes": ("warm",)}], indirect=True)
+def test_back_to_back_runs_a_cell_when_asked(scheduler: Scheduler) -> None:
+    first = scheduler.outcome(scheduler.planned[0]).record
+    assert first is not None and first.slots == [0, 1] and first.schedule == "back-to-back"
+
+
+def test_an_unknown_cell_of_a_missing_arm_is_skipped_with_its_reason(scheduler: Scheduler) -> None:
+    from pytest_ormbench.registry import ArmEntry
+
+    scheduler.arms["ghost"] = ArmEntry("ghost", "nowhere:Ghost", "ghost", ("surely_not_installed_pkg",), "ghost")
+    outcome = scheduler.outcome(CellKey("ghost", "simple", "B", "warm", "default"))
+    assert outcome.record is None and outcome.problem.outcome == "skipped"
+    assert "surely_not_installed_pkg" in outcome.problem.message
+    assert scheduler.not_run[-1][0] == "ghost-simple-insert_batch-warm-default"
+
+
+def test_the_scheduler_imports_no_pytest() -> None:
+    code = "import sys, pytest_ormbench.scheduler; sys.exit('pytest' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
