@@ -167,7 +167,24 @@ def test_best_names_the_fastest_arm_other_than_the_control(tmp_path: Path) -> No
     doc["benchmarks"] = [b for b in doc["benchmarks"] if b["extra_info"]["arm"] == "sqlite3"]
     path.write_text(json.dumps(doc))
     alone = detail(load([path]), "simple", "cold", "default")
-    assert alone.rows[0][-1] == "raw sqlite3" and not any(n.startswith("Best:") for n in alone.notes)
+    assert "Best" not in alone.header and not any(n.startswith("Best:") for n in alone.notes)
+
+
+def test_a_table_holds_only_what_applies(tmp_path: Path) -> None:
+    """One ORM beside the control: nothing to rank, so no Best column; no legend for a dash that is not there."""
+    from pytest_ormbench.report.tables import detail, footnotes
+
+    doc = json.loads((DATA / "cold.json").read_text())
+    doc["benchmarks"] = [b for b in doc["benchmarks"] if b["extra_info"]["arm"] in ("sqlite3", "peewee")]
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps(doc))
+    runs = load([path])
+    table = detail(runs, "simple", "cold", "default")
+    assert table.header == ["Operation", "raw sqlite3", "peewee"]
+    dashes = any("—" in c for row in table.rows for c in row[1:])
+    assert any(n.startswith("— :") for n in table.notes) == dashes
+    bulk = [n for n in footnotes(runs) if n.startswith("Insert: Bulk")]
+    assert all("none" not in n for n in bulk), bulk
 
 
 def test_cells_not_marked_verified_are_left_out_and_counted(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

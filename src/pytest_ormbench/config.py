@@ -10,6 +10,34 @@ from .plan import Sizes
 SCHEDULES = ("interleaved", "back-to-back")
 
 
+@dataclass(frozen=True)
+class Preset:
+    """A named choice of modes, tables, rounds and sizes; options the user sets still win."""
+
+    name: str
+    values: dict[str, str]
+    #: what it is for, and how long the whole matrix took on the project's machine (2 cores)
+    about: str
+    #: seconds the whole matrix (every arm, Tests 1-3, A-K) took there, when measured
+    measured_seconds: float | None = None
+
+    def describe(self) -> str:
+        return ", ".join(f"{k} {v}" for k, v in self.values.items())
+
+
+#: "full" is what the plugin does with no preset at all (its options' own defaults)
+PRESETS: dict[str, Preset] = {p.name: p for p in (
+    Preset("quick", {"mode": "warm", "table": "default", "rounds": "3", "iterations": "20", "batch": "1000"},
+           "the first look: every arm, warm, small sizes; an overall table in minutes", 400),
+    Preset("full", {"mode": "cold,warm", "table": "default", "rounds": "5", "iterations": "100", "batch": "10000"},
+           "the published default table: cold and warm at the reference suite's sizes", 7471),
+    Preset("publication", {"mode": "cold,warm", "table": "default,large", "rounds": "5", "iterations": "100",
+                           "batch": "10000"},
+           "the whole published matrix: the default and the large table", 41849),
+)}
+DEFAULT_PRESET = "full"
+
+
 @dataclass
 class RunConfig:
     arms: tuple[str, ...]
@@ -32,6 +60,11 @@ class RunConfig:
     correction: str = "holm"
     drift: str = "control"
     probe: bool = True
+    preset: str = DEFAULT_PRESET
+    #: run the raw sqlite3 control arm's cells beside any selection (``--ormbench-control``)
+    control: bool = True
+    #: print pytest-benchmark's own table too
+    benchmark_table: bool = False
 
     @property
     def timed(self) -> bool:

@@ -207,8 +207,10 @@ class Arm(abc.ABC):
     called again on another path after ``close``.
 
     Op methods receive everything prepared; only persisting happens inside them.
-    Async arms (``is_async = True``) may write any method except build, id_of,
-    fields_of and snapshot as a coroutine; the harness drives it on the one
+    Async arms (``is_async = True``) may write open, close, create_schema, populate,
+    insert_links, load_all, pragmas, restore and the ops as coroutines (build, id_of,
+    fields_of, snapshot, expected_settings, describe and op_facts are called plain,
+    never driven); the harness drives them on the one
     event loop of the process (created before any timer; the op's coroutine
     object is created before the timer too, and only driven inside it).
     """
@@ -310,47 +312,47 @@ class Arm(abc.ABC):
     # -- the operations (A-K) ----------------------------------------------
     def insert_single(self, objs: list[Any]) -> Any:
         """A: each object saved in its own transaction."""
-        raise Unsupported("insert_single not implemented")
+        raise _not_implemented("insert_single")
 
     def insert_batch(self, objs: list[Any]) -> Any:
         """B: one transaction, one save per object."""
-        raise Unsupported("insert_batch not implemented")
+        raise _not_implemented("insert_batch")
 
     def insert_bulk(self, objs: list[Any]) -> Any:
         """C: the fastest bulk API, one transaction (chunked if needed)."""
-        raise Unsupported("insert_bulk not implemented")
+        raise _not_implemented("insert_bulk")
 
     def filter_large(self, levels: Sequence[int]) -> Any:
         """D: for each level, all objects with that level; one flat list."""
-        raise Unsupported("filter_large not implemented")
+        raise _not_implemented("filter_large")
 
     def filter_small(self, pages: Sequence[tuple[int, int]], limit: int) -> Any:
         """E: for each (level, offset): level=L order by id, offset, limit."""
-        raise Unsupported("filter_small not implemented")
+        raise _not_implemented("filter_small")
 
     def get(self, ids: Sequence[int]) -> Any:
         """F: one get by primary key per id; the objects in order."""
-        raise Unsupported("get not implemented")
+        raise _not_implemented("get")
 
     def filter_dicts(self, levels: Sequence[int]) -> Any:
         """G: as D, rows as dicts keyed by canonical field names."""
-        raise Unsupported("filter_dicts not implemented")
+        raise _not_implemented("filter_dicts")
 
     def filter_tuples(self, levels: Sequence[int]) -> Any:
         """H: as D, rows as tuples in canonical field order."""
-        raise Unsupported("filter_tuples not implemented")
+        raise _not_implemented("filter_tuples")
 
     def update_whole(self, objs: list[Any], values: Sequence[Mapping[str, Any]]) -> Any:
         """I: set ``values[i]`` on ``objs[i]`` and save whole objects; one transaction."""
-        raise Unsupported("update_whole not implemented")
+        raise _not_implemented("update_whole")
 
     def update_partial(self, objs: list[Any], levels: Sequence[int]) -> Any:
         """J: set the new level and write only that column; one transaction."""
-        raise Unsupported("update_partial not implemented")
+        raise _not_implemented("update_partial")
 
     def delete(self, objs: list[Any]) -> Any:
         """K: delete each object, one by one, in one transaction."""
-        raise Unsupported("delete not implemented")
+        raise _not_implemented("delete")
 
     # -- reporting ------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
@@ -363,6 +365,12 @@ class Arm(abc.ABC):
     def op_facts(self) -> dict[str, Any]:
         """Facts the arm measured about the last op (e.g. connections it opened), recorded per cell."""
         return {}
+
+
+def _not_implemented(op: str) -> NotImplementedError:
+    """An op an arm neither implements nor declares: a failure, never a silent "unsupported"."""
+    return NotImplementedError(f"{op} is not implemented: implement it, or declare it in the arm's "
+                               f"`unsupported` with the reason the ORM cannot do it")
 
 
 async def _chain(first: Any, second: Any) -> None:

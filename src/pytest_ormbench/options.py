@@ -12,9 +12,10 @@ from typing import Any, Callable
 
 import pytest
 
-from .config import SCHEDULES, RunConfig
+from .config import DEFAULT_PRESET, PRESETS, SCHEDULES, RunConfig
 from .contract import JOURNAL_MODES, MODELS, MODES, OPS, OPS_BY_LETTER, OPS_BY_NAME, SYNCHRONOUS, TABLES, Settings
 from .plan import Sizes
+from .registry import CONTROL_ARM
 
 MODEL_ALIASES = {"1": "simple", "2": "fk", "3": "wide", "test1": "simple", "test2": "fk", "test3": "wide"}
 
@@ -41,6 +42,9 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
+    Option("preset", DEFAULT_PRESET, "a named choice of modes, tables, rounds and sizes: "
+           + "; ".join(f"{p.name} ({p.describe()})" for p in PRESETS.values())
+           + "; options given as well override it", metavar="NAME"),
     Option("arms", "all", "arms to run, comma-separated registry names, or 'all'"),
     Option("models", "simple,fk,wide", "models: simple, fk, wide (the reference's Tests 1, 2, 3)"),
     Option("ops", "all", "operations: letters A-K or names (insert_single, ...), comma-separated, or 'all'"),
@@ -75,6 +79,12 @@ OPTIONS: tuple[Option, ...] = (
            "compare raw times against the runs' probe floors"),
     Option("correction", "holm", "holm: adjust the cells' p-values so that alpha bounds the chance of any false "
            "alarm in the comparison; none: test each cell at alpha"),
+    Option("control", "on", "on: run the raw sqlite3 control arm's cells beside any selection of arms or -k, "
+           "for the same models, ops, modes and tables (the report's ORM overhead and the comparison's drift "
+           "correction need them); off: only what was selected"),
+    Option("benchmark-table", "false", "also print pytest-benchmark's own table of the cells (off by default: "
+           "the plugin's summary shows the same rounds as rows/s; the JSON and --benchmark-compare are kept)",
+           kind="flag"),
     Option("probe", "on", "on: time the fixed sqlite3 drift probe at the start, after every interleaved round "
            "(back-to-back: middle and end) and record the run's drift floor; off: no probe, no floor"),
 )
@@ -85,18 +95,19 @@ def add_options(parser: pytest.Parser) -> None:
     for opt in OPTIONS:
         if opt.kind == "flag":
             group.addoption(opt.flag, action="store_true", default=None, dest=opt.dest, help=opt.help)
-            parser.addini(opt.ini, opt.help, type="bool", default=False)
+            parser.addini(opt.ini, opt.help, type="bool", default=None)
         elif opt.kind == "linelist":
             group.addoption(opt.flag, action="append", default=None, dest=opt.dest, metavar=opt.metavar,
                             help=opt.help)
-            parser.addini(opt.ini, opt.help, type="linelist", default=[])
+            parser.addini(opt.ini, opt.help, type="linelist", default=None)
         else:
             group.addoption(opt.flag, action="store", default=None, dest=opt.dest, metavar=opt.metavar,
                             help=f"{opt.help} (default: {opt.default})" if opt.default else opt.help)
-            parser.addini(opt.ini, opt.help, default=opt.default)
+            parser.addini(opt.ini, opt.help, default=None)
 
 
 def _raw(config: pytest.Config, opt: Option) -> Any:
+    """The command line's value, else the ini file's, else None (not set: the preset or the default decides)."""
     value = config.getoption(opt.dest)
     if value is None:
         value = config.getini(opt.ini)
@@ -154,7 +165,21 @@ def _one(flag: str, value: str, valid: tuple[str, ...]) -> str:
 def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[str]]) -> RunConfig:
     """Validate every option; raise pytest.UsageError on the first bad one."""
     o = {opt.name: opt for opt in OPTIONS}
-    get: Callable[[str], Any] = lambda name: _raw(config, o[name])  # noqa: E731
+    preset_name = _raw(config, o["preset"])
+    preset_name = DEFAULT_PRESET if preset_name is None else str(preset_name).strip().lower()
+    if preset_name not in PRESETS:
+        raise pytest.UsageError(f"--ormbench-preset: unknown value {preset_name!r}; valid: {', '.join(PRESETS)}")
+    preset = PRESETS[preset_name].values
+
+    def get(name: str) -> Any:
+        value = _raw(config, o[name])
+        if value is None:
+            value = preset.get(name, o[name].default)
+            if o[name].kind == "flag":
+                value = value in (True, "true")
+            elif o[name].kind == "linelist":
+                value = []
+        return value
 
     register = tuple(get("register") or ())
     for target in register:
@@ -165,6 +190,9 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
     except Exception as exc:  # an extra arm that does not import
         raise pytest.UsageError(f"--ormbench-register: cannot load arm: {exc}") from None
     arms = _choices("--ormbench-arms", get("arms"), {a: a for a in arm_names}, True, arm_names)
+    control = _one("--ormbench-control", get("control"), ("on", "off")) == "on"
+    if control and CONTROL_ARM in arm_names and CONTROL_ARM not in arms:
+        arms = (CONTROL_ARM, *arms)  # the yardstick runs beside any selection, like the drift probe
 
     model_order = list(MODELS)
     model_valid = {m: m for m in model_order} | MODEL_ALIASES
@@ -195,5 +223,6 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
         memory=bool(get("memory")), report=str(get("report") or "").strip(), schedule=schedule,
         compare=str(get("compare") or "").strip(), compare_markdown=str(get("compare-markdown") or "").strip(),
         thresholds=tuple(t.strip() for t in (get("threshold") or ()) if t.strip()), alpha=alpha, probe=probe,
-        correction=correction, drift=drift,
+        correction=correction, drift=drift, preset=preset_name, control=control,
+        benchmark_table=bool(get("benchmark-table")),
     )

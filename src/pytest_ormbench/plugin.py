@@ -8,7 +8,7 @@ pytest-benchmark's internals (``benchmark._make_stats``, ``benchmark._mode``). T
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -16,7 +16,7 @@ import pytest
 
 from . import options as _options
 from .record import CellKey, CellRecord, RecordError
-from .registry import all_arms
+from .registry import CONTROL_ARM, all_arms
 from .scheduler import Scheduler
 
 
@@ -27,6 +27,10 @@ class OrmbenchSession:
     scheduler: Scheduler
     #: the end-of-run comparison with a baseline, rendered for the terminal
     comparison_text: str = ""
+    #: lines said once the cells are known
+    notes: list[str] = field(default_factory=list)
+    #: failure message -> the first cell that failed with it (the others say "same error")
+    failures: dict[str, str] = field(default_factory=dict)
 
     @property
     def run(self) -> _options.RunConfig:
@@ -54,6 +58,9 @@ def pytest_configure(config: pytest.Config) -> None:
     scheduler = Scheduler(run, all_arms(run.register), Path(str(config.rootpath)),
                           say=functools.partial(_progress, config), progress_interval=interval)
     config.stash[SESSION_KEY] = OrmbenchSession(scheduler)
+    config.pluginmanager.register(ControlArm(), "ormbench-control-arm")
+    if run.verify_only:  # nothing is timed, so pytest-benchmark's xdist warning concerns nothing
+        config.addinivalue_line("filterwarnings", "ignore:Benchmarks are automatically disabled because xdist")
     config.addinivalue_line("markers", "ormbench: a pytest-ormbench cell (arm x model x op x mode x table)")
     if run.compare or run.thresholds:
         _load_baseline(config, run)
@@ -124,17 +131,86 @@ XDIST_MESSAGE = ("pytest-ormbench: timings under pytest-xdist would be spoiled b
                  "use --ormbench-verify-only with -n, or run without -n")
 
 
+DESELECTED_KEY = pytest.StashKey[list]()
+
+
+def _cell_of(item: pytest.Item) -> CellKey | None:
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("ormbench_cell") if callspec is not None else None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if "ormbench_cell" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.ormbench)
 
 
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    """Remember the deselected control-arm cells: a -k that names an ORM must not drop the yardstick."""
+    if not items:
+        return
+    config = items[0].config
+    kept = config.stash.setdefault(DESELECTED_KEY, [])
+    kept.extend(item for item in items if (key := _cell_of(item)) is not None and key.arm == CONTROL_ARM)
+
+
+class ControlArm:
+    """A second plugin object, so that its modifyitems can run last: after -k and -m have deselected."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        _put_back_the_control_arm(config, items)
+
+
+def _put_back_the_control_arm(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The control arm's deselected cells for the models, ops, modes and tables still selected."""
+    session = config.stash.get(SESSION_KEY, None)
+    dropped = config.stash.get(DESELECTED_KEY, [])
+    if session is None or not session.run.control or not dropped:
+        return
+    wanted = {(k.model, k.op, k.mode, k.table) for k in map(_cell_of, items) if k is not None}
+    present = {k for k in map(_cell_of, items) if k is not None and k.arm == CONTROL_ARM}
+    back = [item for item in dropped
+            if (k := _cell_of(item)) is not None and k not in present and (k.model, k.op, k.mode, k.table) in wanted]
+    if back:
+        items[:0] = back
+        dropped[:] = [item for item in dropped if item not in back]
+        session.notes.append(f"pytest-ormbench: the {CONTROL_ARM} control arm's {len(back)} cell(s) run beside the "
+                             "selection (the ORM-overhead table and the comparison's drift correction need them; "
+                             "--ormbench-control=off leaves them out)")
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """The final list of cells this process runs: the interleaved schedule is built from it."""
-    scheduler = session.config.stash[SESSION_KEY].scheduler
-    scheduler.planned = [item.callspec.params["ormbench_cell"] for item in session.items
-                         if hasattr(item, "callspec") and "ormbench_cell" in item.callspec.params]
+    ob = session.config.stash[SESSION_KEY]
+    scheduler = ob.scheduler
+    scheduler.planned = [key for key in map(_cell_of, session.items) if key is not None]
+    if not scheduler.planned:
+        return
+    bs = getattr(session.config, "_benchmarksession", None)
+    if bs is not None and not ob.run.benchmark_table:
+        bs.quiet = True  # pytest-benchmark's own table repeats the summary's figures in ms
+    for note in ob.notes:
+        _progress(session.config, note)
+    _progress(session.config, _plan_line(ob.run, scheduler.planned))
+
+
+def _plan_line(run: _options.RunConfig, planned: list[CellKey]) -> str:
+    """What is about to run, in words, and how long the preset's whole matrix took on the project's machine."""
+    from .config import PRESETS
+
+    preset = PRESETS[run.preset]
+    arms = len({k.arm for k in planned})
+    rounds = 1 if run.verify_only else run.rounds
+    what = "verified once each, nothing timed" if run.verify_only else f"{len(planned) * rounds:,} timed rounds"
+    line = (f"pytest-ormbench: preset {preset.name} ({preset.describe()}): {len(planned):,} cells of {arms} arm(s), "
+            f"{what}")
+    if preset.measured_seconds and not run.verify_only:
+        from .progress import duration
+
+        line += (f"; the whole {preset.name} matrix (13 arms) took {duration(preset.measured_seconds)} on a "
+                 "2-core machine")
+    return line
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -224,12 +300,13 @@ def ormbench_cell(request: pytest.FixtureRequest, benchmark) -> Callable[[], Cel
     """
     key: CellKey = request.param
     session = request.config.stash[SESSION_KEY]
-    return functools.partial(_execute, session.scheduler, key, benchmark)
+    return functools.partial(_execute, session, key, benchmark)
 
 
-def _execute(scheduler: Scheduler, key: CellKey, benchmark) -> CellRecord:  # noqa: ANN001
+def _execute(session: OrmbenchSession, key: CellKey, benchmark) -> CellRecord:  # noqa: ANN001
     """One cell as a test: skipped with its reason, failed with its check, or its rounds handed to pytest-benchmark."""
     benchmark._mode = "pytest-ormbench"  # we feed the fixture ourselves
+    scheduler = session.scheduler
     outcome = scheduler.outcome(key)
     problem = outcome.problem
     if problem is not None:
@@ -237,6 +314,12 @@ def _execute(scheduler: Scheduler, key: CellKey, benchmark) -> CellRecord:  # no
             pytest.skip(problem.message)
         if problem.outcome == "unsupported":
             pytest.skip(f"unsupported by {key.arm}: {problem.message}")
+        # an ORM that fails to import fails every cell of its arm the same way: the traceback once
+        same = f"{key.arm}: {problem.outcome}: {problem.message}\n{problem.detail}"
+        first = session.failures.setdefault(same, key.id)
+        if first != key.id:
+            pytest.fail(f"{key.id}: {problem.outcome}: {problem.message.splitlines()[0] if problem.message else ''} "
+                        f"(same error as {first}, shown there)", pytrace=False)
         pytest.fail(f"{key.id}: {problem.outcome}: {problem.message}\n{problem.detail}".rstrip(), pytrace=False)
     record = outcome.record
     assert record is not None

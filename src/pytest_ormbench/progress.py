@@ -85,7 +85,7 @@ class Progress:
     def line(self) -> str:
         done, total = self.done, max(1, self.total)
         left = self.left()
-        eta = ("time left unknown until every arm has finished one" if left is None
+        eta = ("time left known once every arm has run one" if left is None
                else f"about {duration(left)} left")
         return (f"pytest-ormbench: {self.what}: {done:,} of {self.total:,} done ({done / total:.0%}), "
                 f"{duration(self.clock() - self.started)} elapsed, {eta}")

@@ -1,6 +1,7 @@
 """Which arms exist, where their code lives and what they need installed.
 
-Adding an arm: one module in ``bench_suites/`` and one entry in ``BUILTIN_ARMS``.
+Adding an arm: a module in ``bench_suites/`` and an entry in ``BUILTIN_ARMS`` (with its pyproject
+extras, its docs/arms.md section and its tests: docs/adding-an-arm.md has the whole list).
 Third-party packages add arms through the ``pytest_ormbench.arms`` entry-point
 group, each entry point naming an :class:`ArmEntry`. Nothing here imports an
 ORM: availability is checked with ``importlib.util.find_spec``.

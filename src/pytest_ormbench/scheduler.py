@@ -289,7 +289,7 @@ class Scheduler:
             self.probe(f"after round {r + 1}")
             left = timing.left()
             self._say(f"pytest-ormbench: round {r + 1}/{rounds} done after {time.monotonic() - started:.0f} s "
-                      f"(arm order: {', '.join(order)}); "
+                      f"(arm order: {', '.join(order) if len(order) <= 4 else f'{order[0]}, {order[1]}, ... ({len(order)} arms)'}); "
                       + ("done" if r + 1 == rounds else
                          "time left unknown" if left is None else f"about {duration(left)} left"))
         self._progress = None

@@ -53,6 +53,23 @@ def arm_styles(arms: list[str], plt) -> dict[str, dict[str, object]]:  # noqa: A
     return styles
 
 
+def _value_axis(ax, values: list[float], label: str) -> None:  # noqa: ANN001
+    """An axis that shows ratios truthfully: linear from 0 when the figures span less than ×10, otherwise a
+    log axis over whole decades (so that a bar twice as tall on the page is not read as a tenth)."""
+    import math
+
+    vals = [v for v in values if v and v > 0 and math.isfinite(v)]
+    if not vals or max(vals) / min(vals) < 10:
+        ax.set_ylim(0, (max(vals) if vals else 1) * 1.18)
+        ax.set_ylabel(f"{label}, linear scale")
+        return
+    ax.set_yscale("log")
+    low, high = math.floor(math.log10(min(vals))), math.ceil(math.log10(max(vals)))
+    ax.set_ylim(10 ** low, 10 ** (high + (0.35 if max(vals) > 10 ** (high - 0.35) else 0)))
+    ax.set_yticks([10 ** d for d in range(low, high + 1)])
+    ax.set_ylabel(f"{label}, log scale (whole decades)")
+
+
 def write_charts(runs: Runs, out_dir: Path, formats: tuple[str, ...] = ("png", "svg")) -> list[Path]:
     """Write every chart in each format; return the paths written."""
     plt = _pyplot()
@@ -70,10 +87,9 @@ def write_charts(runs: Runs, out_dir: Path, formats: tuple[str, ...] = ("png", "
             xs = [j + (i - (len(arms) - 1) / 2) * width for j in range(len(letters))]
             ys = [per_arm[arm].get(lt, 0) or 0 for lt in letters]
             ax.bar(xs, ys, width, label=names[arm], **styles[arm])
-        ax.set_yscale("log")
+        _value_axis(ax, [v for a in arms for v in per_arm[a].values() if v], "rows/s")
         ax.set_xticks(range(len(letters)))
         ax.set_xticklabels([lt + "\n" + OPS_BY_LETTER[lt].title.replace(": ", ":\n") for lt in letters], fontsize=8)
-        ax.set_ylabel("rows/s (log scale, higher is better)")
         ax.set_title(f"{MODELS[model].title} — {mode}, {table} table")
         ax.grid(axis="y", which="both", alpha=0.3)
         ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
@@ -87,17 +103,22 @@ def write_charts(runs: Runs, out_dir: Path, formats: tuple[str, ...] = ("png", "
             continue
         gms = {c: T.geomeans(T.figures(runs, c[0], c[1], table)) for c in cols}
         arms = [a for a in T.arm_order(runs) if any(a in g for g in gms.values())]
-        fig, ax = plt.subplots(figsize=(max(8, 1.2 * len(cols) + 3), 5.2))
+        # room for a readable figure on every bar: about 0.17 inch a bar
+        fig, ax = plt.subplots(figsize=(max(8.0, 0.17 * len(arms) * len(cols) + 3.5), 5.6))
         width = 0.8 / max(1, len(arms))
         styles = arm_styles(arms, plt)
+        every: list[float] = []
         for i, arm in enumerate(arms):
             xs = [j + (i - (len(arms) - 1) / 2) * width for j in range(len(cols))]
             ys = [(gms[c].get(arm, (None, 0))[0] or 0) for c in cols]
-            ax.bar(xs, ys, width, label=names[arm], **styles[arm])
-        ax.set_yscale("log")
+            bars = ax.bar(xs, ys, width, label=names[arm], **styles[arm])
+            # the figure on every bar: the chart is read for ratios, and a reader should not need the axis
+            ax.bar_label(bars, labels=[T.fmt_rate(y) if y else "" for y in ys], rotation=90, padding=2,
+                         fontsize=6 if len(arms) > 6 else 8)
+            every += ys
+        _value_axis(ax, every, "geometric mean, rows/s")
         ax.set_xticks(range(len(cols)))
         ax.set_xticklabels([f"Test {MODELS[m].test}\n{md}" for m, md in cols])
-        ax.set_ylabel("geometric mean, rows/s (log scale)")
         ax.set_title(f"Geometric means over the object operations — {table} table")
         ax.grid(axis="y", which="both", alpha=0.3)
         ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 from typing import Iterable, Sequence
 
@@ -88,13 +89,16 @@ def render_summary(runs: Runs) -> str:
     return "\n\n".join(text_table(t) for t in body)
 
 
-def render_not_run(entries: Iterable[tuple[str, str, str]]) -> str:
+def render_not_run(entries: Iterable[tuple[str, str, str]], width: int = 100) -> str:
     """Cells that produced no number, grouped by reason: (cell id, outcome, reason)."""
     by_reason: dict[tuple[str, str], list[str]] = defaultdict(list)
     for cell_id, outcome, reason in entries:
         by_reason[(outcome, reason)].append(cell_id)
     lines = []
     for (outcome, reason), ids in sorted(by_reason.items()):
-        shown = ", ".join(ids[:4]) + (f" and {len(ids) - 4} more" if len(ids) > 4 else "")
-        lines.append(f"{outcome}: {reason} — {len(ids)} cell(s): {shown}")
+        shown = ", ".join(ids[:3]) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+        # each reason once, folded to fit a 100-column terminal (the JSON and the report keep it whole)
+        lines.append(textwrap.fill(f"{outcome}: {reason}", width, subsequent_indent="    "))
+        lines.append(textwrap.fill(f"{len(ids)} cell(s): {shown}", width, initial_indent="  ",
+                                   subsequent_indent="    ", break_on_hyphens=False))
     return "\n".join(lines)

@@ -14,6 +14,7 @@ from ..stats import geometric_mean
 from .load import Cell, Runs
 
 OBJECT_OPS = [op.letter for op in OPS if op.object_op]
+NO_FIGURE = "— : no verified figure (not supported by the arm, or not run; see footnotes)."
 
 
 @dataclass
@@ -97,8 +98,11 @@ def overall(runs: Runs, table: str) -> Table | None:
         if any_value:
             rows.append(row)
     title = "Overall: geometric means, rows/s" + (" — large table" if table == "large" else "")
-    notes = ["Geometric mean over the object operations (A–F, I–K) each arm ran; warm figures carry their "
-             "ratio to cold in parentheses."]
+    both = any((m, "cold") in gms and (m, "warm") in gms for m in models)
+    notes = ["Geometric mean over the object operations (A–F, I–K) each arm ran"
+             + ("; warm figures carry their ratio to cold in parentheses." if both else ".")]
+    if any("—" in c for r in rows for c in r[1:]):
+        notes.append(NO_FIGURE)
     return Table(title, header, rows, notes, anchor=f"overall-{table}")
 
 
@@ -107,16 +111,19 @@ def detail(runs: Runs, model: str, mode: str, table: str) -> Table:
     arms = [a for a in arm_order(runs) if a in per_arm]
     names = labels(runs)
     letters = [op.letter for op in OPS if any(op.letter in per_arm[a] for a in arms)]
-    header = ["Operation", *(names[a] for a in arms), "Best"]
     # The control arm is hand-written SQL, the yardstick rather than a contender: Best names the fastest of
-    # the others, as the reference's tables do (they have no raw column), unless the control runs alone.
-    contenders = [a for a in arms if a != CONTROL_ARM] or arms
+    # the others, as the reference's tables do (they have no raw column); with fewer than two contenders
+    # there is nothing to rank and no Best column.
+    contenders = [a for a in arms if a != CONTROL_ARM]
+    ranked_best = len(contenders) >= 2
+    header = ["Operation", *(names[a] for a in arms), *(["Best"] if ranked_best else [])]
     rows = []
     for letter in letters:
         vals = {a: per_arm[a].get(letter) for a in arms}
         ran = [a for a in contenders if vals[a] is not None]
         best = names[max(ran, key=lambda a: vals[a])] if ran else "—"  # type: ignore[arg-type,return-value]
-        rows.append([f"{letter} {OPS_BY_LETTER[letter].title}", *(fmt_rate(vals[a]) for a in arms), best])
+        rows.append([f"{letter} {OPS_BY_LETTER[letter].title}", *(fmt_rate(vals[a]) for a in arms),
+                     *([best] if ranked_best else [])])
     gm = geomeans(per_arm)
     most = max((n for _, n in gm.values()), default=0)
     ranked = [a for a in contenders if gm[a][0] is not None]
@@ -130,12 +137,14 @@ def detail(runs: Runs, model: str, mode: str, table: str) -> Table:
             mark = "¹"
             notes.append(f"¹ {names[a]}: geometric mean over {n} object operations, not {most}")
         gm_row.append(fmt_rate(value) + mark)
-    gm_row.append(names[best_gm] if best_gm else "—")
+    if ranked_best:
+        gm_row.append(names[best_gm] if best_gm else "—")
     rows.append(gm_row)
     if any(letter not in OBJECT_OPS for letter in letters):
         notes.append("G and H (dicts, tuples) are not object operations and are left out of the geometric mean.")
-    notes.append("— : no verified figure (not supported by the arm, or not run; see footnotes).")
-    if CONTROL_ARM in arms and len(contenders) < len(arms):
+    if any(c == "—" or c.startswith("—") for r in rows for c in r[1:len(arms) + 1]):
+        notes.append(NO_FIGURE)
+    if ranked_best and CONTROL_ARM in arms:
         notes.append(f"Best: the fastest arm other than the {names[CONTROL_ARM]} control arm.")
     title = f"{MODELS[model].title} — {mode}, {table} table (rows/s, higher is better)"
     return Table(title, header, rows, notes, anchor=f"detail-{model}-{mode}-{table}")
@@ -215,9 +224,13 @@ def footnotes(runs: Runs) -> list[str]:
             notes.append(f"{names[arm]}: {op} not supported — {reason}")
     with_ids = [names[a] for a in arm_order(runs) if bulk_ids.get(a) == {True}]
     without = [names[a] for a in arm_order(runs) if bulk_ids.get(a) == {False}]
-    if with_ids or without:
-        notes.append("Insert: Bulk sets the new ids on the objects for: " + (", ".join(with_ids) or "none")
-                     + "; not for: " + (", ".join(without) or "none") + " (verified in every round).")
+    if with_ids and without:
+        notes.append("Insert: Bulk sets the new ids on the objects for: " + ", ".join(with_ids)
+                     + "; not for: " + ", ".join(without) + " (verified in every round).")
+    elif with_ids or without:
+        verb = "sets" if with_ids else "does not set"
+        notes.append(f"Insert: Bulk {verb} the new ids on the objects for {', '.join(with_ids or without)} "
+                     "(verified in every round).")
     return notes + runs.notes
 
 
@@ -249,6 +262,10 @@ def environment(runs: Runs) -> list[str]:
                      "smaller than it are noise")
     if len(machines) > 1:
         lines.append("Warning: these results come from more than one machine; compare within a machine only.")
+    if CONTROL_ARM not in {r.key.arm for r in recs}:
+        lines.append(f"No {CONTROL_ARM} control arm in these results: there is no ORM-overhead table, and a "
+                     "comparison with them cannot correct for the machine's drift (run with the control arm, the "
+                     "default, to have both)")
     return lines
 
 
