@@ -196,16 +196,21 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 def _plan_line(run: _options.RunConfig, planned: list[CellKey]) -> str:
-    """What is about to run, in words, and how long the preset's whole matrix took on the project's machine."""
+    """What is about to run, in words (the settings in force, the preset's values or the options over them),
+    and how long the preset's whole matrix took on the project's machine."""
     from .config import PRESETS
 
     preset = PRESETS[run.preset]
     arms = len({k.arm for k in planned})
+    in_force = {"mode": ",".join(run.modes), "table": ",".join(run.tables), "rounds": str(run.rounds),
+                "iterations": str(run.sizes.iterations), "batch": str(run.sizes.batch)}
+    changed = [k for k, v in in_force.items() if preset.values.get(k) != v]
     rounds = 1 if run.verify_only else run.rounds
     what = "verified once each, nothing timed" if run.verify_only else f"{len(planned) * rounds:,} timed rounds"
-    line = (f"pytest-ormbench: preset {preset.name} ({preset.describe()}): {len(planned):,} cells of {arms} arm(s), "
-            f"{what}")
-    if preset.measured_seconds and not run.verify_only:
+    settings = ", ".join(f"{k} {v}" for k, v in in_force.items() if not (run.verify_only and k == "rounds"))
+    line = (f"pytest-ormbench: preset {preset.name}{' with ' + ', '.join(changed) + ' changed' if changed else ''} "
+            f"({settings}): {len(planned):,} cells of {arms} arm(s), {what}")
+    if preset.measured_seconds and not run.verify_only and not changed:
         from .progress import duration
 
         line += (f"; the whole {preset.name} matrix (13 arms) took {duration(preset.measured_seconds)} on a "
