@@ -8,6 +8,7 @@ pytest-benchmark's internals (``benchmark._make_stats``, ``benchmark._mode``). T
 from __future__ import annotations
 
 import functools
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -38,6 +39,7 @@ class OrmbenchSession:
 
 
 SESSION_KEY = pytest.StashKey[OrmbenchSession]()
+XDIST_BENCHMARK_WARNING = "Benchmarks are automatically disabled because xdist"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -60,7 +62,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SESSION_KEY] = OrmbenchSession(scheduler)
     config.pluginmanager.register(ControlArm(), "ormbench-control-arm")
     if run.verify_only:  # nothing is timed, so pytest-benchmark's xdist warning concerns nothing
-        config.addinivalue_line("filterwarnings", "ignore:Benchmarks are automatically disabled because xdist")
+        config.addinivalue_line("filterwarnings", f"ignore:{XDIST_BENCHMARK_WARNING}")
+        # pytest-benchmark warns at unconfigure, after pytest's own warning filters are gone
+        warnings.filterwarnings("ignore", message=XDIST_BENCHMARK_WARNING)
     config.addinivalue_line("markers", "ormbench: a pytest-ormbench cell (arm x model x op x mode x table)")
     if run.compare or run.thresholds:
         _load_baseline(config, run)

@@ -98,9 +98,11 @@ _METHODS: tuple[_Method, ...] = (
         "After the pages were replaced: drop everything the ORM remembers about the old rows, "
         "identity maps and query/result caches alike, so that no round is answered from memory.",
         "clear its caches (SQLObject: `self.so_conn.expireAll(); self.so_conn.cache.clear()`);\n"
-        "an ORM that caches nothing: delete this method",
+        "an ORM that caches nothing: delete this method; a session cache that can be neither turned\n"
+        "off nor bypassed by a fresh query object: a fresh session per query (per get in F), declared\n"
+        "in deviations",
         "clear its identity map and result caches; may be `async def`; an ORM that caches nothing:\n"
-        "delete this method",
+        "delete this method; a cache neither off nor bypassed: a fresh session per query, declared",
         driven=False, body="",
     ),
     _Method(
@@ -108,7 +110,8 @@ _METHODS: tuple[_Method, ...] = (
         "Write a starting state (untimed): rows carry explicit ids 1..N. The default is "
         "insert_bulk(build(rows)), then insert_links(links) for Test 2.",
         "keep the default, or override it where the bulk path cannot write explicit ids\n"
-        "(peewee_arm.py) or the ORM inserts when an object is created (sqlobject_arm.py)",
+        "(peewee_arm.py), or the ORM inserts when an object is created (sqlobject_arm.py) or its\n"
+        "objects exist only inside a session (Pony's db_session): create them in one transaction",
         "keep the default (it chains the coroutines), or override it as for a sync arm",
         driven=False, body="return super().populate(rows, links)",
     ),
@@ -123,7 +126,8 @@ _METHODS: tuple[_Method, ...] = (
         "Unsaved objects for rows (dicts keyed by the canonical field names; 'id' only in populate's "
         "rows), built right before an insert, untimed.",
         "`return [Journal(**row) for row in rows]` (peewee); an ORM that inserts when an object is\n"
-        "created returns the field values only, and the op creates the objects (sqlobject_arm.py)",
+        "created, or whose objects exist only inside a session (Pony's db_session), returns the row\n"
+        "values only, the op creates the objects (sqlobject_arm.py), and deviations says so",
         "`return [Journal(**row) for row in rows]` (Tortoise); never a coroutine",
         driven=False,
     ),
@@ -138,8 +142,8 @@ _METHODS: tuple[_Method, ...] = (
         "id_of", "obj: Any", "obj", "int | None",
         "An object's id; after an insert the harness reads it from each element of the list the op "
         "received (an op may replace the elements, never the list).",
-        "delete this method if the objects carry `id` (the default reads it); an insert-on-create\n"
-        "arm reads both the field values build() made and the objects the op created",
+        "delete this method if the objects carry `id` (the default reads it); an arm whose\n"
+        "build() returns row values reads both those and the objects the op created",
         "delete this method if the objects carry `id` (the default reads it)",
         driven=False,
     ),
@@ -309,6 +313,8 @@ order, checking each step with the selfcheck narrowed to the ops written so far:
 4. ``load_all``, ``update_whole``, ``update_partial``, ``delete``, ``before_restore``: every op
 5. delete ``self._control``$cleanup and the control arm's import; declare ``packages``,
    ``unsupported`` and ``deviations``; ``grep _control`` finds nothing.
+6. every op again with ``--journal wal --synchronous normal`` (required: delete and full are SQLite's
+   own defaults, so under them a connection that skipped the pragmas still reports what was asked for).
 
     python -m pytest_ormbench.selfcheck $name --register $target [--ops A]
 
@@ -350,7 +356,9 @@ class $cls(SqliteArm):
         super().__init__(model, settings)
         # your ORM: its model classes for self.model (simple, fk or wide), built in a loop over
         # self.model.fields; build them once per process (a module-level dict: one worker makes many
-        # instances of every model); never connect here (describe() runs on an unopened instance)
+        # instances of every model); never connect here (describe() runs on an unopened instance);
+        # an ORM that ties its classes to one database file (Pony's Database binds once): build them
+        # per instance, in open() (untimed)
         self._control = RawSqlite3Arm(model, settings)  # the placeholder; delete it with its last use
 
     def open(self, path: Path) -> None:
@@ -368,7 +376,9 @@ class $cls(SqliteArm):
 
     def raw_connection(self) -> sqlite3.Connection:
         """The one live sqlite3 connection: SqliteArm reads the pragmas on it and restores into it."""
-        # your ORM: `return self.db.connection()` (peewee)
+        # your ORM: `return self.db.connection()` (peewee); never a connection without the pragmas:
+        #   an ORM that drops its connection (Pony, after creating tables) reopens it through its
+        #   own connect hook, not sqlite3.connect
         return self._control.raw_connection()
 
 '''
@@ -413,7 +423,9 @@ class $cls(AiosqliteArm):
         super().__init__(model, settings)
         # your ORM: its model classes for self.model (simple, fk or wide), built in a loop over
         # self.model.fields; build them once per process (a module-level dict: one worker makes many
-        # instances of every model); never connect here (describe() runs on an unopened instance)
+        # instances of every model); never connect here (describe() runs on an unopened instance);
+        # an ORM that ties its classes to one database file (Pony's Database binds once): build them
+        # per instance, in open() (untimed)
         self._control = RawSqlite3Arm(model, settings)  # the placeholder; delete it with its last use
         self._aconn: aiosqlite.Connection | None = None
 
