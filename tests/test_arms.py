@@ -1,4 +1,7 @@
-"""Every registered arm passes its selfcheck under the other journal mode, in a process of its own.
+"""Every registered arm passes its selfcheck under the other journal mode and synchronous=normal, in a process of its own.
+
+synchronous=normal, not SQLite's own default (full): a connection opened without the suite's pragmas
+reports full, so only a setting other than the default shows a missing pragma.
 
 The smoke matrix (tox) verifies every cell in the default settings; this adds WAL mode on the ops whose commits and restores differ most. Each arm runs in a
 subprocess because ORMs change process-wide state on import (sqlite3 adapters, event loops).
@@ -20,7 +23,7 @@ def test_arm_selfcheck_in_wal_mode(entry) -> None:  # noqa: ANN001
     missing = entry.missing()
     if missing:
         pytest.skip(f"{entry.name}: {missing}")
-    proc = run_isolated("-m", "pytest_ormbench.selfcheck", entry.name, "--journal", "wal",
+    proc = run_isolated("-m", "pytest_ormbench.selfcheck", entry.name, "--journal", "wal", "--synchronous", "normal",
                         "--tables", "default", "--ops", OPS, "--iterations", "5", "--batch", "50")
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     lines = proc.stdout.strip().splitlines()

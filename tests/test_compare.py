@@ -462,3 +462,12 @@ def test_compare_imports_no_orm_and_no_pytest() -> None:
             "bad=[m for m in ('peewee','sqlalchemy','django','tortoise','piccolo','ormar','sqlobject','objectbox',"
             "'sqlmodel','pytest') if m in sys.modules]; print(bad); sys.exit(bool(bad))")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+def test_the_floor_treats_a_speedup_like_a_slowdown_of_the_same_factor() -> None:
+    # a floor of 95 %: x10 either way is far beyond it (on a time ratio, x10 faster is only 0.9 below 1)
+    rng = random.Random(3)
+    base = rounds(rng, 0.1, n=8)
+    assert verdict(base, [t * 10 for t in rounds(rng, 0.1, n=8)], floor=0.95) == REGRESSION
+    assert verdict(base, [t / 10 for t in rounds(rng, 0.1, n=8)], floor=0.95) == IMPROVEMENT
+    assert verdict(base, [t / 1.5 for t in rounds(rng, 0.1, n=8)], floor=0.95) == NOISE

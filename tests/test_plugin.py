@@ -241,6 +241,20 @@ def test_timing_under_xdist_stops_verify_only_works(bench: pytest.Pytester) -> N
     result.assert_outcomes(passed=12)
 
 
+@pytest.mark.parametrize("mode", ["strict", "auto"])
+def test_runs_unchanged_under_pytest_asyncio(bench: pytest.Pytester, mode: str) -> None:
+    """A user's suite with pytest-asyncio installed, in either mode, runs the benchmark as it ships."""
+    pytest.importorskip("pytest_asyncio")
+    args = ("-o", f"asyncio_mode={mode}", "--ormbench-arms=sqlite3", "--ormbench-models=simple",
+            "--ormbench-ops=B,D", "--ormbench-mode=warm")
+    result, data = _run_json(bench, *args, "--ormbench-rounds=2")
+    assert f"asyncio: mode=mode.{mode}" in result.stdout.str().lower()  # pytest-asyncio loaded, in that mode
+    result.assert_outcomes(passed=2)
+    assert sorted(b["extra_info"]["op"] for b in data["benchmarks"]) == ["B", "D"]
+    result, _ = _run_json(bench, *args, "--ormbench-verify-only", timed=False)
+    result.assert_outcomes(passed=2)
+
+
 def test_verify_only_records_nothing(bench: pytest.Pytester) -> None:
     result, data = _run_json(bench, "--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=A",
                              "--ormbench-verify-only", "--ormbench-rounds=5", timed=False)
@@ -348,11 +362,12 @@ CMP_CELL = ("--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-o
 def _baseline(doc: dict, seconds: list[float], floor: float) -> dict:
     """``doc`` with every cell's round times replaced by ``seconds`` and its drift floor set to ``floor``.
 
-    Synthetic times, not the measured ones scaled: a tenfold-faster copy of five sub-millisecond rounds
-    overlaps the next run's rounds whenever one of them was preempted (on a loaded 2-core machine, about one
-    run in five), and Mann-Whitney then rightly calls the difference noise. Times no real round of the cell
-    can reach (it reads 300 rows; 0.1 us is a few hundred instructions) or exceed (a thousand seconds)
-    decide the verdict before the run starts, whatever the machine does.
+    Synthetic times, not the measured ones scaled. A tenfold-faster copy of the first run's five
+    sub-millisecond rounds lets the machine decide the verdict: one round of the first run preempted to
+    ten times its length overlaps every round of the second run (Mann-Whitney p 0.14: within noise), and
+    a first run slowed down with its drift probes scattered makes the recorded floor exceed the change.
+    Round times no real round of the cell can reach (it reads 300 rows; 0.1 us is a few hundred
+    instructions) or exceed (a thousand seconds), and a fixed floor, decide it before the run starts.
     """
     doc = json.loads(json.dumps(doc))
     for b in doc["benchmarks"]:

@@ -436,7 +436,8 @@ class Comparison:
 
 def classify(ratio: float, p: float, alpha: float, threshold: float, floor: float) -> str:
     """The verdict for a cell present on both sides (see the module docstring)."""
-    if p >= alpha or abs(ratio - 1) <= floor:
+    # the floor on a log scale: x10 slower and x10 faster are the same distance from "unchanged"
+    if p >= alpha or abs(math.log(ratio)) <= math.log1p(floor):
         return NOISE
     if ratio >= 1 + threshold:
         return REGRESSION
@@ -459,7 +460,7 @@ def control_drift(base: Side, new: Side, common: Iterable[Key]) -> dict[tuple[st
         if len(rs) < MIN_CONTROL_CELLS:
             continue
         shift = math.exp(sum(math.log(r) for r in rs) / len(rs))
-        out[(mode, table)] = Drift(mode, table, shift, max(abs(r / shift - 1) for r in rs), len(rs))
+        out[(mode, table)] = Drift(mode, table, shift, max(max(r / shift, shift / r) - 1 for r in rs), len(rs))
     return out
 
 
