@@ -322,6 +322,27 @@ What every round is held to, and every file an arm touches: docs/adding-an-arm.m
 """
 '''
 
+#: the declarations and the constructor both templates share (placed by $shared_declarations)
+_SHARED_DECLARATIONS = '''\
+    #: True only if insert_bulk sets the ids on the objects (checked every round either way)
+    bulk_sets_ids = False
+    #: op name -> why the ORM has no API for it: reported as unsupported, never emulated
+    unsupported: dict[str, str] = {}
+    #: "*", an op name, a model name or "model:op" -> work that is not the same as the other arms'
+    deviations = {"*": "scaffold: still the control arm's plain sqlite3 behind every method"}
+    #: where the data lives: "sqlite", or a Database instance for another engine (objectbox_arm.py)
+    database = "sqlite"
+
+    def __init__(self, model: ModelSpec, settings: Settings) -> None:
+        super().__init__(model, settings)
+        # your ORM: its model classes for self.model (simple, fk or wide), built in a loop over
+        # self.model.fields; build them once per process (a module-level dict: one worker makes many
+        # instances of every model); never connect here (describe() runs on an unopened instance);
+        # an ORM that ties its classes to one database file (Pony's Database binds once): build them
+        # per instance, in open() (untimed)
+        self._control = RawSqlite3Arm(model, settings)  # the placeholder; delete it with its last use
+'''
+
 _SYNC_HEAD = '''\
 from __future__ import annotations
 
@@ -343,24 +364,7 @@ class $cls(SqliteArm):
     packages = ()
     #: the driver under the ORM, for the tables
     driver = "sqlite3"
-    #: True only if insert_bulk sets the ids on the objects (checked every round either way)
-    bulk_sets_ids = False
-    #: op name -> why the ORM has no API for it: reported as unsupported, never emulated
-    unsupported: dict[str, str] = {}
-    #: "*", an op name, a model name or "model:op" -> work that is not the same as the other arms'
-    deviations = {"*": "scaffold: still the control arm's plain sqlite3 behind every method"}
-    #: where the data lives: "sqlite", or a Database instance for another engine (objectbox_arm.py)
-    database = "sqlite"
-
-    def __init__(self, model: ModelSpec, settings: Settings) -> None:
-        super().__init__(model, settings)
-        # your ORM: its model classes for self.model (simple, fk or wide), built in a loop over
-        # self.model.fields; build them once per process (a module-level dict: one worker makes many
-        # instances of every model); never connect here (describe() runs on an unopened instance);
-        # an ORM that ties its classes to one database file (Pony's Database binds once): build them
-        # per instance, in open() (untimed)
-        self._control = RawSqlite3Arm(model, settings)  # the placeholder; delete it with its last use
-
+$shared_declarations
     def open(self, path: Path) -> None:
         """Point the arm at the database file path and connect now, under self.settings, on one connection."""
         # your ORM: `self.db.init(str(path), pragmas=pragma_pairs(self.settings)); self.db.connect()`
@@ -410,24 +414,7 @@ class $cls(AiosqliteArm):
     driver = "aiosqlite"
     #: the op methods are coroutines, driven on the process's one event loop
     is_async = True
-    #: True only if insert_bulk sets the ids on the objects (checked every round either way)
-    bulk_sets_ids = False
-    #: op name -> why the ORM has no API for it: reported as unsupported, never emulated
-    unsupported: dict[str, str] = {}
-    #: "*", an op name, a model name or "model:op" -> work that is not the same as the other arms'
-    deviations = {"*": "scaffold: still the control arm's plain sqlite3 behind every method"}
-    #: where the data lives: "sqlite", or a Database instance for another engine (objectbox_arm.py)
-    database = "sqlite"
-
-    def __init__(self, model: ModelSpec, settings: Settings) -> None:
-        super().__init__(model, settings)
-        # your ORM: its model classes for self.model (simple, fk or wide), built in a loop over
-        # self.model.fields; build them once per process (a module-level dict: one worker makes many
-        # instances of every model); never connect here (describe() runs on an unopened instance);
-        # an ORM that ties its classes to one database file (Pony's Database binds once): build them
-        # per instance, in open() (untimed)
-        self._control = RawSqlite3Arm(model, settings)  # the placeholder; delete it with its last use
-        self._aconn: aiosqlite.Connection | None = None
+$shared_declarations        self._aconn: aiosqlite.Connection | None = None
 
     async def open(self, path: Path) -> None:
         """Point the arm at the database file path and connect now, under self.settings, on one connection."""
@@ -480,7 +467,7 @@ def render(name: str, label: str, target: str, is_async: bool = False) -> str:
         "conn_method": "``aiosqlite_connection``" if is_async else "``raw_connection``",
         "cleanup": ", ``_open_control``, ``_in_thread``" if is_async else "",
     }
-    head = Template(_ASYNC_HEAD if is_async else _SYNC_HEAD).substitute(subs)
+    head = Template(_ASYNC_HEAD if is_async else _SYNC_HEAD).substitute(subs, shared_declarations=_SHARED_DECLARATIONS)
     methods = "\n".join(_render(m, is_async) for m in _METHODS)
     return Template(_DOC).substitute(subs) + "\n" + head + methods
 
