@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import pytest
 
 
-def test_orm(ormbench_cell, request):
+def test_orm(ormbench_cell, ormbench_run, request):
     """Run the cell's rounds in worker processes; every round is verified.
 
     Then check the record the harness hands back: it must be this test's cell, marked verified, with
@@ -21,11 +21,8 @@ def test_orm(ormbench_cell, request):
     cell = f"{info['arm']}-{info['model']}-{info['op_name']}-{info['mode']}-{info['table']}"
     assert cell == request.node.callspec.id, f"the record is {cell}'s"
     assert info["verified"] is True
-    config = request.config
-    if config.getoption("ormbench_verify_only") or config.getini("ormbench_verify_only"):
-        asked = 1  # every cell once, nothing timed
-    else:
-        asked = int(config.getoption("ormbench_rounds") or config.getini("ormbench_rounds"))
+    # the rounds in force (the command line, the ini file or the preset), as the plugin parsed them
+    asked = 1 if ormbench_run.verify_only else ormbench_run.rounds  # verify-only: every cell once, untimed
     seconds = info["round_seconds"]
     assert info["rounds"] == len(seconds) == asked, f"{len(seconds)} round times, {info['rounds']} rounds, {asked} asked"
     assert all(isinstance(s, (int, float)) and math.isfinite(s) and s > 0 for s in seconds), seconds

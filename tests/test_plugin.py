@@ -431,3 +431,16 @@ def test_bad_baselines_are_one_line_usage_errors(bench: pytest.Pytester, setup: 
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
     assert "Traceback" not in result.stderr.str() + result.stdout.str()
+
+
+def test_a_preset_sets_what_the_options_leave_and_names_it(bench: pytest.Pytester) -> None:
+    """The README's main command: no --ormbench-rounds, so the preset's 3 rounds (the bench module checks them)."""
+    out = bench.path / "preset.json"
+    result = bench.runpytest("--ormbench-preset=quick", "--ormbench-iterations=5", "--ormbench-batch=50",
+                             "--ormbench-probe=off", "-p", "no:cacheprovider", "--ormbench-arms=sqlite3",
+                             "--ormbench-models=simple", "--ormbench-ops=D", f"--benchmark-json={out}")
+    result.assert_outcomes(passed=1)  # quick is warm only: one cell
+    (cell,) = json.loads(out.read_text())["benchmarks"]
+    assert cell["extra_info"]["rounds"] == 3 and cell["extra_info"]["mode"] == "warm"
+    result.stdout.fnmatch_lines(["pytest-ormbench: preset quick with iterations, batch changed (mode warm, table "
+                                 "default, rounds 3, iterations 5, batch 50): 1 cells of 1 arm(s), 3 timed rounds"])

@@ -302,6 +302,12 @@ def _is_cell_id(run: _options.RunConfig, param_id: str) -> bool:
 
 
 @pytest.fixture
+def ormbench_run(request: pytest.FixtureRequest) -> _options.RunConfig:
+    """The run's settings as the plugin parsed them (options, ini keys and preset together)."""
+    return request.config.stash[SESSION_KEY].run
+
+
+@pytest.fixture
 def ormbench_cell(request: pytest.FixtureRequest, benchmark) -> Callable[[], CellRecord]:  # noqa: ANN001
     """Call it to run the cell (all its rounds, verified) and feed its times to ``benchmark``.
 
