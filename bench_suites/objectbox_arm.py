@@ -185,6 +185,10 @@ class ObjectBoxStore(Database):
     def connections(self, location: Path) -> int | None:
         return None
 
+    def trace_statements(self, counter: Any) -> str | None:
+        return ("ObjectBox has no SQL: its queries and puts run inside its C core, which reports no "
+                "statements; commits are counted from the store instead")
+
 
 # --------------------------------------------------------------------------
 # Values: canonical rows <-> ObjectBox attributes

@@ -40,8 +40,12 @@ BEHAVIOUR = textwrap.dedent(
         shutil.copyfile(db, template)
         assert arm.pragmas() == expected_pragmas(settings), arm.pragmas()
         # reads, write transactions and relation walks all stay on the one connection
-        arm.get([1, 2, 3, 2])
-        assert arm.op_facts() == {"get_selects": 3, "get_cache_hits": 1}, "cache was not empty"
+        seen = []
+        arm.raw_connection().set_trace_callback(seen.append)
+        got = arm.get([1, 2, 3, 2])
+        arm.raw_connection().set_trace_callback(None)
+        assert [o.id for o in got] == [1, 2, 3, 2]
+        assert sum(q.lstrip().upper().startswith("SELECT") for q in seen) == 4, seen  # the repeat re-reads
         arm.update_partial(arm.load_all()[:3], [10, 20, 30])
         J = arm.Journal
         kids_of = {o.id: [c.id for c in o.children] for o in arm.load_all()}

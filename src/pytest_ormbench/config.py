@@ -65,6 +65,10 @@ class RunConfig:
     control: bool = True
     #: print pytest-benchmark's own table too
     benchmark_table: bool = False
+    #: count each round's instructions under callgrind (``--ormbench-instructions``)
+    instructions: bool = False
+    #: the measure ``--ormbench-compare`` judges by
+    compare_measure: str = "wall_seconds"
 
     @property
     def timed(self) -> bool:

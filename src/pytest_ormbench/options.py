@@ -15,6 +15,7 @@ import pytest
 from .config import DEFAULT_PRESET, PRESETS, SCHEDULES, RunConfig
 from .contract import JOURNAL_MODES, MODELS, MODES, OPS, OPS_BY_LETTER, OPS_BY_NAME, SYNCHRONOUS, TABLES, Settings
 from .plan import Sizes
+from .record import COMPARABLE
 from .registry import CONTROL_ARM
 
 MODEL_ALIASES = {"1": "simple", "2": "fk", "3": "wide", "test1": "simple", "test2": "fk", "test3": "wide"}
@@ -85,6 +86,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("benchmark-table", "false", "also print pytest-benchmark's own table of the cells (off by default: "
            "the plugin's summary shows the same rounds as rows/s; the JSON and --benchmark-compare are kept)",
            kind="flag"),
+    Option("instructions", "false", "count each timed round's instructions under valgrind's callgrind, with "
+           "counting on only for the op itself (needs valgrind and a C compiler; about 10-100x slower; the "
+           "rounds' wall times are then not speeds and are not reported)", kind="flag"),
+    Option("compare-measure", "wall_seconds", "what --ormbench-compare judges by: wall_seconds (time, with "
+           "the drift correction) or instructions (needs both runs made with --ormbench-instructions); "
+           "statement counts are always compared exactly where both runs have them"),
     Option("probe", "on", "on: time the fixed sqlite3 drift probe at the start, after every interleaved round "
            "(back-to-back: middle and end) and record the run's drift floor; off: no probe, no floor"),
 )
@@ -216,6 +223,17 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
     probe = _one("--ormbench-probe", get("probe"), ("on", "off")) == "on"
     correction = _one("--ormbench-correction", get("correction"), ("holm", "none"))
     drift = _one("--ormbench-drift", get("drift"), ("control", "off"))
+    instructions = bool(get("instructions"))
+    if instructions:
+        from .instruments.callgrind import InstructionsUnavailable, check_available
+        try:
+            check_available()
+        except InstructionsUnavailable as exc:
+            raise pytest.UsageError(str(exc)) from None
+        if get("verify-only"):
+            raise pytest.UsageError("--ormbench-instructions counts timed rounds; it cannot be combined with "
+                                    "--ormbench-verify-only")
+    compare_measure = _one("--ormbench-compare-measure", get("compare-measure"), COMPARABLE)
     return RunConfig(
         arms=arms, models=models, ops=ops, modes=modes, tables=tables, rounds=rounds,
         sizes=Sizes(iterations, batch), settings=Settings(journal, sync),
@@ -224,5 +242,6 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
         compare=str(get("compare") or "").strip(), compare_markdown=str(get("compare-markdown") or "").strip(),
         thresholds=tuple(t.strip() for t in (get("threshold") or ()) if t.strip()), alpha=alpha, probe=probe,
         correction=correction, drift=drift, preset=preset_name, control=control,
-        benchmark_table=bool(get("benchmark-table")),
+        benchmark_table=bool(get("benchmark-table")), instructions=instructions,
+        compare_measure=compare_measure,
     )

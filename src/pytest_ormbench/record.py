@@ -6,8 +6,11 @@ as JSON; the parent merges the records of a cell's rounds, adds where each round
 report`` and ``ormbench compare`` read it back with :meth:`CellRecord.from_json`, and every rows/s
 figure comes from :attr:`CellRecord.rows_per_s`. Imports no ORM, no pytest.
 
-A round's figures are *measures*: named per-round series (``wall_seconds`` today). A new measure
-is a new name in :attr:`CellRecord.measures`, not a new key beside the others.
+A round's figures are *measures*: named per-round series (``wall_seconds``, ``instructions``,
+``gc_collections``). A new measure is a new name in :attr:`CellRecord.measures`, not a new key
+beside the others. Statements are counted by kind in untimed repetitions of the round
+(:attr:`CellRecord.statements`): counting them costs a Python call per statement, so they are
+never counted in a timed round.
 """
 
 from __future__ import annotations
@@ -20,6 +23,12 @@ from .stats import median, rows_per_second
 
 #: the measure every timed round has: the op's wall time, seconds
 WALL = "wall_seconds"
+#: instructions the op executed, counted by callgrind (``--ormbench-instructions``)
+INSTRUCTIONS = "instructions"
+#: the collector's runs inside the timed region
+GC_COLLECTIONS = "gc_collections"
+#: what ``ormbench compare`` can judge by: a measure with one value per round, lower is better
+COMPARABLE = (WALL, INSTRUCTIONS)
 
 
 class RecordError(ValueError):
@@ -120,6 +129,12 @@ class CellRecord:
     schedule: str | None = None
     loadavg_1min: float | None = None
     verified: bool = True
+    #: statements by kind (``instruments.statements.KINDS``), one dict per counted repetition of the op
+    statements: list[dict[str, int]] = field(default_factory=list)
+    #: why statements were not counted (an engine without SQL), if they were asked for
+    statements_note: str | None = None
+    #: "callgrind" when the rounds ran under valgrind: their wall times are not the op's speed
+    instrumented: str | None = None
 
     # -- figures ------------------------------------------------------------------------------------
     @property
@@ -136,6 +151,25 @@ class CellRecord:
         return rows_per_second(self.rows, self.seconds)
 
     @property
+    def timed(self) -> bool:
+        """Whether its wall times are the op's speed (not rounds slowed down by an instrument)."""
+        return self.instrumented is None and bool(self.seconds)
+
+    @property
+    def instructions(self) -> list[float]:
+        return self.measures.get(INSTRUCTIONS, [])
+
+    @property
+    def instructions_per_row(self) -> float | None:
+        """The median round's instructions over the rows it credits (None: not counted)."""
+        return median(self.instructions) / self.rows if self.instructions and self.rows else None
+
+    @property
+    def statements_per_op(self) -> dict[str, int] | None:
+        """The statements by kind of the last counted repetition (None: not counted)."""
+        return dict(self.statements[-1]) if self.statements else None
+
+    @property
     def id(self) -> str:
         return self.key.id
 
@@ -150,7 +184,17 @@ class CellRecord:
         measures = {name: [*self.measures.get(name, []), *later.measures.get(name, [])]
                     for name in dict.fromkeys([*self.measures, *later.measures])}
         return replace(later, measures=measures, slots=[*self.slots, *later.slots],
-                       worker_pids=[*self.worker_pids, *later.worker_pids])
+                       worker_pids=[*self.worker_pids, *later.worker_pids],
+                       statements=[*self.statements, *later.statements],
+                       statements_note=later.statements_note or self.statements_note,
+                       instrumented=later.instrumented or self.instrumented)
+
+    def with_statements(self, counted: CellRecord) -> CellRecord:
+        """This record with the statements of an untimed counting repetition (its times are dropped)."""
+        if counted.key != self.key:
+            raise RecordError(f"cannot take {counted.key.id}'s statements into {self.key.id}")
+        return replace(self, statements=[*self.statements, *counted.statements],
+                       statements_note=counted.statements_note or self.statements_note)
 
     # -- JSON ---------------------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
@@ -174,7 +218,7 @@ class CellRecord:
             "rounds": self.rounds,
             "round_seconds": list(self.seconds),
             "median_seconds": median(self.seconds) if self.seconds else None,
-            "rows_per_s": self.rows_per_s if self.seconds else None,
+            "rows_per_s": self.rows_per_s if self.timed else None,
             "measures": {name: list(values) for name, values in self.measures.items()},
             "verified": self.verified,
             "iterations": self.iterations,
@@ -201,6 +245,14 @@ class CellRecord:
             out["memory_peak_bytes"] = self.facts.memory_peak_bytes
         if self.facts.bulk_ids_set is not None:
             out["bulk_ids_set"] = self.facts.bulk_ids_set
+        if self.statements:
+            out["statements"] = [dict(s) for s in self.statements]
+        if self.statements_note:
+            out["statements_note"] = self.statements_note
+        if self.instrumented:
+            out["instrumented"] = self.instrumented
+        if self.instructions and self.rows:
+            out["instructions_per_row"] = self.instructions_per_row
         return out
 
     @classmethod
@@ -244,6 +296,9 @@ class CellRecord:
                 schedule=info.get("schedule"),
                 loadavg_1min=info.get("loadavg_1min"),
                 verified=info.get("verified") is True,
+                statements=[{str(k): int(v) for k, v in d.items()} for d in info.get("statements") or []],
+                statements_note=info.get("statements_note"),
+                instrumented=info.get("instrumented"),
             )
         except (KeyError, TypeError, ValueError) as exc:
             if isinstance(exc, RecordError):

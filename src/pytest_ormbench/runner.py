@@ -18,9 +18,11 @@ from typing import Any, Callable, Mapping
 
 from .contract import MODELS, Arm, Settings, Unsupported
 from .databases import Database, database_for
+from .instruments import StatementCounter
+from .instruments.callgrind import Callgrind
 from .plan import CellPlan, Sizes, State, make_plan
 from .registry import import_arm
-from .verify import VerificationError, check_pragmas, check_state, verify
+from .verify import VerificationError, check_pragmas, check_state, check_statements, verify
 
 #: the clock: monotonic, the highest resolution the platform offers
 clock: Callable[[], float] = time.perf_counter
@@ -64,6 +66,9 @@ class Cell:
     warmup: bool = False
     #: after the timed rounds, one more untimed, verified repetition under tracemalloc
     memory: bool = False
+    #: count every round's statements in this process (a trace on every connection it opens; it costs a
+    #: Python call per statement, so a timed run asks for it in a process of its own and keeps no time from it)
+    statements: bool = False
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Cell":
@@ -72,7 +77,7 @@ class Cell:
             sizes=Sizes(**d["sizes"]), settings=Settings(**d["settings"]),
             templates_dir=Path(d["templates_dir"]), work_dir=Path(d["work_dir"]),
             rounds=int(d.get("rounds", 1)), warmup=bool(d.get("warmup", False)),
-            memory=bool(d.get("memory", False)),
+            memory=bool(d.get("memory", False)), statements=bool(d.get("statements", False)),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -81,7 +86,7 @@ class Cell:
             "sizes": {"iterations": self.sizes.iterations, "batch": self.sizes.batch},
             "settings": self.settings.to_json(), "templates_dir": str(self.templates_dir),
             "work_dir": str(self.work_dir), "rounds": self.rounds, "warmup": self.warmup,
-            "memory": self.memory,
+            "memory": self.memory, "statements": self.statements,
         }
 
 
@@ -89,6 +94,12 @@ class Cell:
 class RoundResult:
     seconds: float
     facts: dict[str, Any] = field(default_factory=dict)
+    #: statements by kind, when this round counted them
+    statements: dict[str, int] | None = None
+    #: callgrind's count for the op, when this round ran under it
+    instructions: int | None = None
+    #: collector runs inside the timed region
+    gc_collections: int = 0
 
 
 def _settings_tag(settings: Settings) -> str:
@@ -148,46 +159,103 @@ def _prepare(arm: Arm, plan: CellPlan) -> tuple[tuple[Any, ...], list[Any] | Non
     return (objs,), objs
 
 
-def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False) -> RoundResult:
+#: how the garbage collector is held while the op runs (see docs/methodology.md, "The timed region").
+#: ``freeze``: collect before preparation, freeze everything just before the clock, collector on;
+#: ``disable``: the same, and the collector off while timed (what timeit does);
+#: ``collect``: the old discipline, a full collection and a freeze right before the clock;
+#: ``none``: nothing at all (the bare loop of results/fidelity.py).
+GC_DISCIPLINES = ("freeze", "disable", "collect", "none")
+GC_DISCIPLINE = "freeze"
+
+
+@dataclass
+class Counters:
+    """What a round counts around its op besides the clock (each optional)."""
+
+    statements: StatementCounter | None = None
+    #: why statements are not counted for this arm (no SQL), when they were asked for
+    statements_not_applicable: str | None = None
+    callgrind: Callgrind | None = None
+
+
+class _GcWatch:
+    """Counts the collector's runs inside the timed region (a gc callback costs nothing until one runs)."""
+
+    def __init__(self) -> None:
+        self.collections = 0
+
+    def __call__(self, phase: str, info: Mapping[str, Any]) -> None:
+        if phase == "start":
+            self.collections += 1
+
+
+def _held_gc(discipline: str) -> Callable[[], None]:
+    """Put the collector in the discipline's state just before the clock; returns the undo."""
+    if discipline == "none":
+        return lambda: None
+    if discipline == "collect":
+        gc.collect()
+    gc.freeze()
+    if discipline == "disable":
+        was_enabled = gc.isenabled()
+        gc.disable()
+
+        def undo() -> None:
+            if was_enabled:
+                gc.enable()
+            gc.unfreeze()
+        return undo
+    return gc.unfreeze
+
+
+def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False, counters: Counters | None = None,
+              discipline: str | None = None) -> RoundResult:
     """Prepare, run the op once (timed), then verify it. Raises on a failed check.
 
     With ``memory`` the op runs under tracemalloc instead (slower: never a timed round)
-    and the facts carry the peak it allocated.
+    and the facts carry the peak it allocated. ``counters`` count statements or
+    instructions between the two clock reads.
     """
+    discipline = discipline or GC_DISCIPLINE
+    counters = counters or Counters()
     database = database_for(type(arm))
+    if discipline in ("freeze", "disable") or memory:
+        gc.collect()  # the garbage of earlier rounds goes now, before preparation, not in front of the clock
     args, objs = _prepare(arm, plan)
     method = getattr(arm, plan.op.name)
     before = database.commits(db)
-    peak = None
-    if memory:
-        gc.collect()
+    statements, callgrind = counters.statements, counters.callgrind
+    peak = instructions = counted = None
+    watch = _GcWatch()
+    undo = _held_gc("none" if memory else discipline)
+    gc.callbacks.append(watch)
+    try:
         coro = method(*args) if arm.is_async else None
-        tracemalloc.start()
-        t0 = clock()
-        result = event_loop().run_until_complete(coro) if coro is not None else method(*args)
-        t1 = clock()
-        peak = tracemalloc.get_traced_memory()[1]
-        tracemalloc.stop()
-    elif arm.is_async:
-        loop = event_loop()
-        gc.collect()
-        gc.freeze()
-        try:
-            coro = method(*args)
+        if memory:
+            tracemalloc.start()
+        if statements is not None:
+            statements.start()
+        if callgrind is not None:
+            callgrind.start()
+        if coro is not None:
+            loop = event_loop()
             t0 = clock()
             result = loop.run_until_complete(coro)
             t1 = clock()
-        finally:
-            gc.unfreeze()
-    else:
-        gc.collect()
-        gc.freeze()
-        try:
+        else:
             t0 = clock()
             result = method(*args)
             t1 = clock()
-        finally:
-            gc.unfreeze()
+        if callgrind is not None:
+            instructions = callgrind.stop()
+        if statements is not None:
+            counted = statements.stop()
+        if memory:
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+    finally:
+        gc.callbacks.remove(watch)
+        undo()
     after = database.commits(db)
     commits = after - before if before is not None and after is not None else None
     handles = database.connections(db)
@@ -196,16 +264,32 @@ def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False) -> Round
     if handles is not None and handles > 1:
         raise VerificationError(f"{handles} connections are open on the database; every arm must use one")
     facts = verify(arm, plan, result, objs, snap, commits)
+    if counted is not None:
+        check_statements(plan, counted)
     pragmas = drive(arm.pragmas())
     check_pragmas(pragmas, expected_durability(arm, database))
     facts.update(pragmas=pragmas, connections=handles)
     facts.update(arm.op_facts())
     if peak is not None:
         facts["memory_peak_bytes"] = peak
-    return RoundResult(t1 - t0, facts)
+    return RoundResult(t1 - t0, facts, statements=counted, instructions=instructions,
+                       gc_collections=watch.collections)
 
 
-def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) -> list[RoundResult]:
+def counters_for(cell: Cell, database: Database) -> Counters:
+    """What this process counts around each op: statements if the cell asks, instructions under callgrind."""
+    counters = Counters(callgrind=Callgrind.from_environment())
+    if cell.statements:
+        counter = StatementCounter()
+        reason = database.trace_statements(counter)
+        if reason is None:
+            counters.statements = counter
+        else:
+            counters.statements_not_applicable = reason
+    return counters
+
+
+def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) -> tuple[list[RoundResult], Counters]:
     """Run a cell's rounds in this process (one round per process in cold mode)."""
     arm_cls = import_arm(cell.target)
     model = MODELS[cell.model]
@@ -216,6 +300,7 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
     event_loop()
     template = ensure_template(arm_cls, plan.state, cell.settings, cell.templates_dir)
     database = database_for(arm_cls)
+    counters = counters_for(cell, database)  # before the arm connects: the trace goes on at connect time
     cell.work_dir.mkdir(parents=True, exist_ok=True)
     db = database.location(cell.work_dir, f"{cell.arm}-{uuid.uuid4().hex[:8]}")
     database.copy(template, db)
@@ -229,7 +314,7 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
         for r in range(cell.rounds):
             if r:
                 drive(arm.restore(template))
-            res = run_round(arm, plan, db)
+            res = run_round(arm, plan, db, counters=counters)
             results.append(res)
             if on_round:
                 on_round(res)
@@ -240,7 +325,7 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
     finally:
         drive(arm.close())
         database.remove(db)
-    return results
+    return results, counters
 
 
 def build_templates(cell: Cell) -> str:

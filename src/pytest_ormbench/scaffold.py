@@ -249,8 +249,7 @@ _METHODS: tuple[_Method, ...] = (
         "op_facts", "", "", "dict[str, Any]",
         "Facts the arm measured about the op just verified (recorded per cell), e.g. cache hits or "
         "connections it opened.",
-        "SQLObject returns `{\"get_selects\": ..., \"get_cache_hits\": ...}`; nothing to say:\n"
-        "delete this method",
+        "e.g. the hits of a cache the arm cannot turn off; nothing to say: delete this method",
         "Piccolo counts the connections it opened; nothing to say: delete this method",
         driven=False, body="return {}",
     ),

@@ -100,6 +100,19 @@ class Scheduler:
     def __post_init__(self) -> None:
         self.env = child_env([str(self.rootdir)])
         self.workers: dict[str, Worker] = {}
+        #: instructions runs: the warm workers that measure, under callgrind (``workers`` build, uninstrumented)
+        self.measurers: dict[str, Worker] = {}
+        #: timed runs: per arm, the warm worker that counts statements (traced, so it never times a round)
+        self.counters: dict[str, Worker] = {}
+        self._prefix: list[str] | None = None
+        self._measuring_env = self.env
+        if self.run.instructions:
+            from .instruments import callgrind
+
+            out = self.tmp / "callgrind"
+            out.mkdir(parents=True, exist_ok=True)
+            self._prefix = callgrind.command(callgrind.check_available(), out)
+            self._measuring_env = {**self.env, callgrind.OUT_DIR_ENV: str(out)}
         self._gathered: dict[CellKey, _Gathered] | None = None
         self._executed = 0
         self._probe_worker: Worker | None = None
@@ -123,26 +136,39 @@ class Scheduler:
             w = self.workers[arm] = Worker(env=self.env, cwd=str(self.rootdir))
         return w
 
-    def _fresh(self) -> Worker:
+    def _measurer(self, arm: str) -> Worker:
+        """The arm's long-lived worker for warm rounds: the builder itself, or one under callgrind."""
+        if self._prefix is None:
+            return self._persistent(arm)
+        w = self.measurers.get(arm)
+        if w is None or w.proc.poll() is not None:
+            w = self.measurers[arm] = Worker(env=self._measuring_env, cwd=str(self.rootdir), prefix=self._prefix)
+        return w
+
+    def _fresh(self, measuring: bool = False) -> Worker:
+        """A new worker: under callgrind when it measures an instructions run."""
+        if measuring and self._prefix is not None:
+            return Worker(env=self._measuring_env, cwd=str(self.rootdir), prefix=self._prefix)
         return Worker(env=self.env, cwd=str(self.rootdir))
 
     def close(self) -> None:
         """Stop every worker and remove the run's databases."""
-        for w in self.workers.values():
+        for w in [*self.workers.values(), *self.measurers.values(), *self.counters.values()]:
             w.close()
-        self.workers.clear()
+        for pool in (self.workers, self.measurers, self.counters):
+            pool.clear()
         if self._probe_worker is not None:
             self._probe_worker.close()
             self._probe_worker = None
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def _cell(self, key: CellKey, rounds: int, warmup: bool, memory: bool = False,
-              sizes: Sizes | None = None) -> Cell:
+              sizes: Sizes | None = None, statements: bool = False) -> Cell:
         return Cell(
             arm=key.arm, target=self.arms[key.arm].target, model=key.model, op=key.op, table=key.table,
             mode=key.mode, sizes=sizes or self.run.sizes, settings=self.run.settings,
             templates_dir=self.tmp / "templates", work_dir=self.tmp / "work",
-            rounds=rounds, warmup=warmup, memory=memory,
+            rounds=rounds, warmup=warmup, memory=memory, statements=statements,
         )
 
     def _ask(self, worker: Worker, key: CellKey, payload: dict[str, Any], persistent: bool) -> dict[str, Any]:
@@ -151,7 +177,9 @@ class Scheduler:
             reply = worker.request(payload)
         except WorkerCrashed as exc:
             if persistent:
-                self.workers.pop(key.arm, None)
+                for pool in (self.workers, self.measurers, self.counters):
+                    if pool.get(key.arm) is worker:
+                        pool.pop(key.arm)
             raise CellProblem("failed", f"worker crashed: {exc}") from None
         if reply.get("ok"):
             return reply
@@ -167,27 +195,49 @@ class Scheduler:
         payload = {"cmd": "build", "cell": self._cell(key, 1, False).to_json()}
         self._ask(self._persistent(key.arm), key, payload, persistent=True)
 
-    def _rounds(self, key: CellKey, rounds: int, memory: bool) -> CellRecord:
-        """``rounds`` rounds back to back (warm: in the arm's worker; cold: a fresh worker each), numbered."""
+    def _rounds(self, key: CellKey, rounds: int, memory: bool, count: bool = True) -> CellRecord:
+        """``rounds`` rounds back to back (warm: in the arm's worker; cold: a fresh worker each), numbered.
+
+        ``count``: also count the op's statements. A verify-only run counts in the round itself; a timed
+        run counts in one more repetition in a process of its own (the trace costs a Python call per
+        statement, which no timed round may pay), warm after a warm-up repetition, cold as the first op.
+        """
         record: CellRecord | None = None
+        inline = count and not self.timed
         if key.mode == "warm":
-            payload = {"cmd": "run", "cell": self._cell(key, rounds, True, memory).to_json()}
-            record = CellRecord.from_json(self._ask(self._persistent(key.arm), key, payload, persistent=True)["record"])
+            cell = self._cell(key, rounds, True, memory, statements=inline)
+            reply = self._ask(self._measurer(key.arm), key, {"cmd": "run", "cell": cell.to_json()}, persistent=True)
+            record = CellRecord.from_json(reply["record"])
         else:
             for r in range(rounds):
-                payload = {"cmd": "run", "cell": self._cell(key, 1, False, memory and r == rounds - 1).to_json()}
-                worker = self._fresh()
-                try:
-                    reply = self._ask(worker, key, payload, persistent=False)
-                finally:
-                    worker.close()
-                one = CellRecord.from_json(reply["record"])
+                cell = self._cell(key, 1, False, memory and r == rounds - 1, statements=inline)
+                one = CellRecord.from_json(self._once(key, cell, measuring=True)["record"])
                 record = one if record is None else record.merged(one)
         assert record is not None
         if self.timed:
             record.slots = list(range(self._slot, self._slot + record.rounds))
             self._slot += record.rounds
+            if count:
+                record = record.with_statements(self._count(key))
         return record
+
+    def _count(self, key: CellKey) -> CellRecord:
+        """One untimed repetition with statements counted: warm in the arm's counting worker, cold in a fresh one."""
+        if key.mode != "warm":
+            return CellRecord.from_json(self._once(key, self._cell(key, 1, False, statements=True))["record"])
+        w = self.counters.get(key.arm)
+        if w is None or w.proc.poll() is not None:
+            w = self.counters[key.arm] = Worker(env=self.env, cwd=str(self.rootdir))
+        payload = {"cmd": "run", "cell": self._cell(key, 1, True, statements=True).to_json()}
+        return CellRecord.from_json(self._ask(w, key, payload, persistent=True)["record"])
+
+    def _once(self, key: CellKey, cell: Cell, measuring: bool = False) -> dict[str, Any]:
+        """One request in a fresh worker, closed after it."""
+        worker = self._fresh(measuring)
+        try:
+            return self._ask(worker, key, {"cmd": "run", "cell": cell.to_json()}, persistent=False)
+        finally:
+            worker.close()
 
     def _say(self, line: str) -> None:
         if self.say is not None:
@@ -196,7 +246,7 @@ class Scheduler:
     # -- the drift probe ------------------------------------------------------------------------------
     @property
     def probing(self) -> bool:
-        return self.timed and self.run.probe and CONTROL_ARM in self.arms
+        return self.timed and self.run.probe and not self.run.instructions and CONTROL_ARM in self.arms
 
     def probe(self, when: str) -> None:
         """Time the fixed sqlite3 probe once (median of a few warm rounds); never fails the run."""
@@ -281,7 +331,8 @@ class Scheduler:
                         continue
                     t0 = time.monotonic()
                     try:
-                        g.add(self._rounds(key, 1, memory and r == rounds - 1))
+                        last = r == rounds - 1
+                        g.add(self._rounds(key, 1, memory and last, count=last))
                     except CellProblem as exc:
                         g.problem = exc
                         timing.skip(arm, rounds - r - 1)

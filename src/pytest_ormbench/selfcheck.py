@@ -57,11 +57,11 @@ def _check_all(a: argparse.Namespace, letters: list[str], work: Path, settings: 
         for letter in letters:
             for table in a.tables.split(","):
                 cell = Cell(a.arm, a.target, model, letter, table, "warm", Sizes(a.iterations, a.batch), settings,
-                            work / "templates", work / "work", rounds=2, warmup=True)
+                            work / "templates", work / "work", rounds=2, warmup=True, statements=True)
                 label = f"{a.arm}-{model}-{letter}-{table}"
                 t = time.perf_counter()
                 try:
-                    rounds = run_cell(cell)
+                    rounds, counters = run_cell(cell)
                 except Unsupported as exc:
                     print(f"UNSUPPORTED {label}: {exc}")
                     continue
@@ -73,7 +73,10 @@ def _check_all(a: argparse.Namespace, letters: list[str], work: Path, settings: 
                     continue
                 ms = ", ".join(f"{r.seconds * 1000:.2f}" for r in rounds)
                 facts = {k: v for k, v in rounds[-1].facts.items() if k in ("commits", "bulk_ids_set", "connections")}
-                print(f"ok {label}: [{ms}] ms {facts} ({time.perf_counter() - t:.2f}s)")
+                counted = rounds[-1].statements
+                said = ({k: v for k, v in counted.items() if v} if counted is not None
+                        else counters.statements_not_applicable)
+                print(f"ok {label}: [{ms}] ms {facts} statements {said} ({time.perf_counter() - t:.2f}s)")
     return failures
 
 

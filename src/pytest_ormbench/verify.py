@@ -214,3 +214,33 @@ def check_pragmas(actual: Mapping[str, str], expected: Mapping[str, str]) -> Non
         detail = ", ".join(f"{k}={bad[k]} (asked {expected[k]})" for k in bad)
         raise VerificationError(f"durability settings read back from the arm's live connection differ: {detail}")
 
+
+
+#: read ops, and what one request is: a level (D, G, H), a page (E), a get (F)
+_READ_REQUESTS = {"filter_large": "levels", "filter_dicts": "levels", "filter_tuples": "levels",
+                  "filter_small": "pages", "get": "ids"}
+
+
+def requests_of(plan: CellPlan) -> tuple[int, str] | None:
+    """How many requests a read op was given, and what one is (None: not a read op)."""
+    what = _READ_REQUESTS.get(plan.op.name)
+    if what is None:
+        return None
+    return len(plan.inputs[what]), {"levels": "level", "pages": "page", "ids": "get"}[what]
+
+
+def check_statements(plan: CellPlan, counts: Mapping[str, int]) -> None:
+    """Every op reached the database, and a read sent at least one query per request it was given.
+
+    A read answered from the ORM's cache (an identity map, a query cache) would measure a dict
+    lookup, not a database read: it fails here with the counts that show it.
+    """
+    total = sum(counts.values())
+    _expect(total > 0, f"{plan.op.name}: no statement reached the database while the op ran")
+    req = requests_of(plan)
+    if req is None:
+        return
+    n, what = req
+    _expect(counts.get("SELECT", 0) >= n,
+            f"{plan.op.name}: {counts.get('SELECT', 0)} SELECT statements for {n} requests (one per {what}): "
+            f"some reads were answered from a cache, not the database")

@@ -69,11 +69,15 @@ def describe_environment(arm_cls: type, model: str, settings: Any) -> "Environme
 def measure(cell: "Cell") -> "CellRecord":
     """Run the cell's rounds here and return them as one record (the parent adds slots and schedule)."""
     from .plan import make_plan
-    from .record import CellKey, CellRecord, Facts, WALL, applicable_deviations
+    from .record import GC_COLLECTIONS, INSTRUCTIONS, WALL, CellKey, CellRecord, Facts, applicable_deviations
     from .registry import import_arm
     from .runner import run_cell
 
-    rounds = run_cell(cell)
+    rounds, counters = run_cell(cell)
+    measures: dict[str, list[float]] = {WALL: [r.seconds for r in rounds],
+                                        GC_COLLECTIONS: [float(r.gc_collections) for r in rounds]}
+    if counters.callgrind is not None:
+        measures[INSTRUCTIONS] = [float(r.instructions or 0) for r in rounds]
     arm_cls = import_arm(cell.target)
     plan = make_plan(cell.model, cell.op, cell.table, cell.sizes)
     key = CellKey(cell.arm, cell.model, cell.op, cell.mode, cell.table)
@@ -83,10 +87,13 @@ def measure(cell: "Cell") -> "CellRecord":
         settings=cell.settings.to_json(),
         env=describe_environment(arm_cls, cell.model, cell.settings),
         facts=Facts.from_round(rounds[-1].facts),
-        measures={WALL: [r.seconds for r in rounds]},
+        measures=measures,
         deviations=applicable_deviations(arm_cls.deviations, key),
         slots=[None] * len(rounds),
         worker_pids=[os.getpid()] * (1 if rounds else 0),
+        statements=[r.statements for r in rounds if r.statements is not None],
+        statements_note=counters.statements_not_applicable,
+        instrumented="callgrind" if counters.callgrind is not None else None,
     )
 
 
@@ -137,10 +144,11 @@ class Worker:
     """One child process speaking the protocol."""
 
     def __init__(self, python: str = sys.executable, env: dict[str, str] | None = None,
-                 cwd: str | None = None) -> None:
+                 cwd: str | None = None, prefix: list[str] | None = None) -> None:
+        """``prefix``: what runs the interpreter (valgrind's command line, for instructions)."""
         self._stderr = tempfile.TemporaryFile(mode="w+b")
         self.proc = subprocess.Popen(
-            [python, "-m", "pytest_ormbench.worker"],
+            [*(prefix or []), python, "-m", "pytest_ormbench.worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
             env=env, cwd=cwd, text=True, encoding="utf-8",
         )

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import ClassVar, Mapping
 
 from ..contract import Settings
+from ..instruments.statements import StatementCounter
 
 
 class Database(abc.ABC):
@@ -21,7 +22,9 @@ class Database(abc.ABC):
     - :meth:`expected_durability`: what the arm's live connection must report for the requested
       :class:`~pytest_ormbench.contract.Settings` (the arm reads it back in ``Arm.pragmas()``);
     - :meth:`commits` and :meth:`connections`: counted from the storage itself, never asked of the
-      arm, so that an arm cannot claim one transaction or one connection it did not keep to.
+      arm, so that an arm cannot claim one transaction or one connection it did not keep to;
+    - :meth:`trace_statements`: every statement the driver starts, fed to a counter, so that a read
+      answered from a cache shows (counted at the driver, never from the ORM's own logging).
 
     Exact restore and the independent read-back (``Arm.restore``, ``Arm.snapshot``) need the arm's
     live connection, so they stay arm methods; each backend module offers the helpers that do them
@@ -65,6 +68,13 @@ class Database(abc.ABC):
     def connections(self, location: Path) -> int | None:
         """Connections the arm holds on the database now (None: cannot tell)."""
         return None
+
+    def trace_statements(self, counter: StatementCounter) -> str | None:
+        """Feed ``counter`` every statement of every connection opened in this process from now on.
+
+        Returns None when it will, else the reason statements cannot be counted (the engine has no SQL).
+        """
+        return f"{self.name}: counting statements is not implemented for this database"
 
     def settle(self, location: Path, arm_connections: int | None) -> None:
         """Called after the harness's own read-back: forget what that read-back left open."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Mapping, Sequence
 
 from ..contract import Settings, Snapshot
+from ..instruments.statements import StatementCounter
 from .base import Database
 
 _SYNC_NAMES = {0: "off", 1: "normal", 2: "full", 3: "extra"}
@@ -191,5 +192,41 @@ class SqliteDatabase(Database):
     def settle(self, location: Path, arm_connections: int | None) -> None:
         self._harness_handles[location] = (open_handles(location) or 0) - (arm_connections or 0)
 
+    def trace_statements(self, counter: StatementCounter) -> str | None:
+        trace_connections(counter)
+        return None
+
     def describe(self) -> dict[str, str]:
         return {"sqlite_version": sqlite3.sqlite_version}
+
+
+# -- statements, counted at the driver ----------------------------------------------------------------
+
+_tracing: dict[str, Any] = {}
+
+
+def trace_connections(counter: StatementCounter) -> None:
+    """From now on, every ``sqlite3`` connection this process opens feeds ``counter`` its statements.
+
+    sqlite3's trace callback is set on each new connection, in the thread that opens it (a
+    connection refuses calls from other threads, and aiosqlite opens its own in its worker thread).
+    Every ORM here reaches SQLite through ``sqlite3.connect`` (or ``sqlite3.dbapi2.connect``, the
+    same function), looked up when it connects, so replacing it catches them all; an arm whose
+    connection escaped would count no statement at all, which verification refuses. The trace fires
+    once per execution of a statement: ``executemany`` over n rows counts n. Later calls only change
+    the counter.
+    """
+    import sqlite3.dbapi2 as dbapi2
+
+    _tracing["counter"] = counter
+    if "original" in _tracing:
+        return
+    original = _tracing["original"] = dbapi2.connect
+
+    def connect(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn = original(*args, **kwargs)
+        conn.set_trace_callback(_tracing["counter"].feed)
+        return conn
+
+    connect.__wrapped__ = original  # type: ignore[attr-defined]
+    sqlite3.connect = dbapi2.connect = connect  # type: ignore[assignment]
