@@ -471,3 +471,168 @@ def test_the_floor_treats_a_speedup_like_a_slowdown_of_the_same_factor() -> None
     assert verdict(base, [t * 10 for t in rounds(rng, 0.1, n=8)], floor=0.95) == REGRESSION
     assert verdict(base, [t / 10 for t in rounds(rng, 0.1, n=8)], floor=0.95) == IMPROVEMENT
     assert verdict(base, [t / 1.5 for t in rounds(rng, 0.1, n=8)], floor=0.95) == NOISE
+
+
+# -- judging by instructions, and statements ------------------------------------------------------
+
+#: one cell's instructions in three rounds: they repeat to within 0.03 %, as callgrind's counts do
+COUNTS = [2_000_000.0, 2_000_600.0, 2_000_200.0]
+SELECT_40 = {"SELECT": 40, "INSERT": 0, "UPDATE": 0, "DELETE": 0, "BEGIN": 1, "COMMIT": 1, "other": 0}
+
+
+def counted(counts: Sequence[float] | None = COUNTS, factor: float = 1.0, statements: dict[str, int] | None = None,
+            **extra: Any) -> dict[str, Any]:
+    """A cell of a run made with --ormbench-instructions: valgrind-slowed times, ``counts`` times ``factor``."""
+    if counts is not None:
+        extra.update(measures={"instructions": [c * factor for c in counts]}, instrumented="callgrind")
+    if statements is not None:
+        extra["statements"] = [dict(statements)]
+    return bench([4.0, 4.2, 4.1], **extra)
+
+
+def by_instructions(base: dict[str, Any], new: dict[str, Any], thresholds: Sequence[str] = ()) -> Any:
+    return compare(side(base), side(new), Thresholds.parse(list(thresholds), default_pct=2.0),
+                   measure="instructions")
+
+
+def test_five_percent_more_instructions_is_a_regression_at_the_default_threshold() -> None:
+    cmp = by_instructions(counted(), counted(factor=1.05))
+    (cell,) = cmp.regressions
+    assert cell.ratio == pytest.approx(1.05) and cell.p is None and cell.threshold == pytest.approx(0.02)
+    assert cell.floor == pytest.approx(0.002)  # the rounds' own spread (0.03 %) is below the floor
+    assert cmp.exit_code == 1 and cmp.measure == "instructions"
+    # the user's pattern wins over the default
+    assert by_instructions(counted(), counted(factor=1.05), ["peewee=8"]).cells[0].category == UNCHANGED
+    # without thresholds, compare() takes the measure's default (2 %); given ones (here 10 %) stand
+    assert compare(side(counted()), side(counted(factor=1.05)), measure="instructions").regressions
+    assert not compare(side(counted()), side(counted(factor=1.05)), Thresholds(),
+                       measure="instructions").regressions
+
+
+def test_instruction_counts_within_their_repeatability_are_noise() -> None:
+    assert by_instructions(counted(), counted(factor=1.001)).cells[0].category == NOISE
+    assert by_instructions(counted(), counted(factor=1 / 1.001)).cells[0].category == NOISE
+    same = by_instructions(counted(), counted())
+    assert same.cells[0].category == NOISE and same.cells[0].ratio == 1.0 and same.exit_code == 0
+    # beyond the floor, inside the threshold: a real change, too small to act on
+    assert by_instructions(counted(), counted(factor=1.01)).cells[0].category == UNCHANGED
+    assert by_instructions(counted(), counted(factor=0.95)).cells[0].category == IMPROVEMENT
+
+
+def test_a_cell_whose_counts_spread_more_gets_its_own_floor() -> None:
+    wide = [2_000_000.0, 2_020_000.0, 2_010_000.0]  # 1 % between its rounds
+    cmp = by_instructions(counted(wide), counted(wide, factor=1.008), ["*=0.5"])
+    assert cmp.cells[0].floor == pytest.approx(0.01) and cmp.cells[0].category == NOISE
+    assert by_instructions(counted(), counted(factor=1.008), ["*=0.5"]).cells[0].category == REGRESSION
+
+
+@pytest.mark.parametrize("lacking, label", [("base", "the baseline (doc)"), ("new", "the new run (doc)")])
+def test_a_side_without_instructions_cannot_be_judged_by_them(lacking: str, label: str) -> None:
+    plain = bench([0.1] * 5)
+    base, new = (plain, counted()) if lacking == "base" else (counted(), plain)
+    with pytest.raises(CompareError) as err:
+        compare(side(base), side(new), measure="instructions")
+    message = str(err.value)
+    assert message.startswith(f"{label} has no instruction counts") and "--ormbench-instructions" in message
+    assert "\n" not in message
+
+
+def test_an_instrumented_run_has_no_times_to_judge() -> None:
+    with pytest.raises(CompareError, match="the baseline was run with --ormbench-instructions: its times are not "
+                                           "speeds; compare with --ormbench-compare-measure=instructions"):
+        compare(side(counted()), side(bench([0.1] * 5)))
+    with pytest.raises(CompareError, match="the new run was made with --ormbench-instructions"):
+        compare(side(bench([0.1] * 5)), side(counted()))
+
+
+def test_cells_that_ran_under_callgrind_on_one_side_are_left_out_of_a_time_comparison() -> None:
+    rng = random.Random(9)
+    other = dict(op="B", op_name="insert_batch")
+    base = side(bench(rounds(rng, 0.1)), counted(**other))
+    new = side(bench(rounds(rng, 0.1)), bench(rounds(rng, 0.1), **other))
+    cmp = compare(base, new, drift="off")
+    assert [c.id for c in cmp.cells] == ["peewee-simple-insert_single-warm-default"]
+    assert any(w.startswith("1 cell(s) ran under --ormbench-instructions in one of the runs") for w in cmp.warnings)
+
+
+def test_more_statements_are_reported_by_kind_and_fail_the_comparison(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    rng = random.Random(10)
+    times = rounds(rng, 0.1)
+    n_plus_1 = dict(SELECT_40, SELECT=80)
+    cmp = compare(side(bench(times, statements=[SELECT_40])), side(bench(times, statements=[n_plus_1])),
+                  drift="off")
+    assert not cmp.regressions  # the time did not move...
+    (change,) = cmp.statement_changes  # ...the statements did
+    assert change.moved == [("SELECT", 40, 80)] and change.describe() == "SELECT 40→80 (+40)" and change.more
+    assert cmp.exit_code == 1
+    text = render_text(cmp)
+    assert "SELECT 40→80 (+40)" in text and "42→82 (+40)" in text and "1 cell sends more statements" in text
+    md = render_markdown(cmp)
+    assert md.index("#### Statement changes") < md.index("<details>")
+    assert "| peewee-simple-insert_single-warm-default | SELECT 40→80 (+40) | 42→82 (+40) | more statements |" in md
+    assert "No regressions, 1 within noise (1 cells); **1 cell sends more statements**." in md
+    b = write(tmp_path / "b.json", document(bench(times, statements=[SELECT_40])))
+    n = write(tmp_path / "n.json", document(bench(times, statements=[n_plus_1])))
+    assert main(["compare", str(b), str(n), "--drift", "off"]) == 1
+    assert "SELECT 40→80 (+40)" in capsys.readouterr().out
+
+
+def test_fewer_statements_are_reported_and_pass() -> None:
+    fewer = dict(SELECT_40, SELECT=1, BEGIN=0, COMMIT=0)
+    cmp = by_instructions(counted(statements=SELECT_40), counted(statements=fewer))
+    (change,) = cmp.statement_changes
+    assert change.describe() == "SELECT 40→1 (-39), BEGIN 1→0 (-1), COMMIT 1→0 (-1)"
+    assert change.verdict == "fewer statements" and cmp.exit_code == 0
+    assert "(1 cells); 1 cell sends fewer statements" in render_text(cmp)
+    # the same total in other kinds (an UPDATE became a SELECT) is reported, and passes too
+    moved = by_instructions(counted(statements=SELECT_40), counted(statements=dict(SELECT_40, SELECT=39, UPDATE=1)))
+    assert moved.statement_changes[0].verdict == "same total" and moved.exit_code == 0
+    assert "1 cell the same number in other kinds" in render_text(moved)
+    assert not by_instructions(counted(statements=SELECT_40), counted(statements=SELECT_40)).statement_changes
+
+
+def test_statements_counted_on_one_side_only_are_one_warning() -> None:
+    cmp = by_instructions(counted(), counted(statements=SELECT_40))
+    assert not cmp.statement_changes
+    (warning,) = [w for w in cmp.warnings if "statements" in w]
+    assert warning.startswith("statements were not compared for 1 cell(s) that only one run counted: the baseline "
+                              "has no counts for 1 (e.g. peewee-simple-insert_single-warm-default)")
+
+
+def test_markdown_and_text_name_the_measure_judged() -> None:
+    cmp = by_instructions(counted(), counted(factor=1.05))
+    md = render_markdown(cmp)
+    assert md.startswith("### pytest-ormbench: comparison with the baseline (instructions)\n")
+    assert "| cell | baseline instr/row | new instr/row | change | threshold | floor |" in md
+    assert "| peewee-simple-insert_single-warm-default | 20,002 | 21,002 | ×1.050 | 2% | 0.2% |" in md
+    assert "| instructions | counted (callgrind) | counted (callgrind) |" in md
+    assert "drift floor" not in " ".join(cmp.warnings)  # the probe floor says nothing about counts
+    text = render_text(cmp)
+    assert text.startswith("pytest-ormbench comparison by instructions:") and "baseline instr/row" in text
+    assert "thresholds: 2% by default" in text and "no significance test" in text
+    wall = render_markdown(compare(*_mixed(), Thresholds()))
+    assert wall.startswith("### pytest-ormbench: comparison with the baseline (wall time)\n")
+
+
+def test_the_command_takes_the_measure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    b = write(tmp_path / "b.json", document(counted()))
+    n = write(tmp_path / "n.json", document(counted(factor=1.05)))
+    assert main(["compare", str(b), str(n), "--measure", "instructions"]) == 1
+    assert "1 regression (1 cells)" in capsys.readouterr().out
+    assert main(["compare", str(b), str(n), "--measure", "instructions", "--threshold", "*=8"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(b), str(n)]) == 2  # by time: its times are valgrind's
+    err = capsys.readouterr().err
+    assert "its times are not speeds" in err and len(err.strip().splitlines()) == 1
+    assert main(["compare", str(b), str(n), "--measure", "cpu"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1
+    assert captured.err.startswith("ormbench: error: measure must be one of wall_seconds, instructions, got 'cpu'")
+
+
+def test_thresholds_take_the_measures_default() -> None:
+    parsed = Thresholds.parse(["peewee=5"])
+    moved = parsed.with_default_pct(2.0)
+    assert moved.entries == parsed.entries and moved.default == pytest.approx(0.02)
+    assert moved.describe() == "2% by default, then peewee=5% (last match wins)"

@@ -207,3 +207,172 @@ def test_cells_not_marked_verified_are_left_out_and_counted(tmp_path: Path, caps
 def test_the_order_of_the_files_does_not_change_the_report(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(DATA / "warm.json"), str(DATA / "cold.json"), "--no-charts"]) == 0
     assert capsys.readouterr().out == (GOLDEN / "report.md").read_text()
+
+
+# -- instructions, statements and folding an instructions run into a timed one -------------------------
+
+LABELS = {"sqlite3": "raw sqlite3", "peewee": "peewee", "django": "Django", "objectbox": "ObjectBox"}
+NO_SQL = "objectbox: counting statements is not implemented for this database"
+
+
+def _record(arm: str, op: str, *, seconds: float = 0.5, instructions: float | None = None,
+            statements: dict[str, int] | None = None, note: str | None = None, mode: str = "warm") -> object:
+    """A synthetic cell record: ``instructions`` makes it an instrumented (callgrind) one."""
+    from pytest_ormbench.record import INSTRUCTIONS, WALL, CellKey, CellRecord, Environment, Facts
+
+    measures = {WALL: [seconds * 0.9, seconds, seconds * 1.1]}
+    if instructions is not None:
+        measures[WALL] = [x * 50 for x in measures[WALL]]  # valgrind's wall times: no speed at all
+        measures[INSTRUCTIONS] = [instructions * 100] * 3
+    return CellRecord(key=CellKey(arm, "simple", op, mode, "default"), rows=100, start_rows=0, iterations=100,
+                      batch=10_000, settings={}, env=Environment(arm_label=LABELS[arm]), facts=Facts(),
+                      measures=measures, statements=[statements] if statements else [], statements_note=note,
+                      instrumented="callgrind" if instructions is not None else None)
+
+
+def _write(path: Path, records: list, when: str) -> Path:
+    """A pytest-benchmark document of the records, as the plugin writes one."""
+    doc = {"datetime": when, "machine_info": {"machine": "x86_64"},
+           "benchmarks": [{"name": r.id, "stats": {"data": r.seconds}, "extra_info": r.to_json()} for r in records]}
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_statements_table_counts_by_kind_with_n_a_for_an_engine_without_sql() -> None:
+    from pytest_ormbench.report.load import runs_from_records
+    from pytest_ormbench.instruments.statements import KINDS
+    from pytest_ormbench.report.tables import KIND_LETTERS, fmt_statements, statements
+
+    assert set(KIND_LETTERS) == set(KINDS)  # every kind the counter reports has its letter
+    assert fmt_statements({"SELECT": 1, "INSERT": 0}) == "1 S"
+    assert fmt_statements({"BEGIN": 1, "INSERT": 100, "COMMIT": 1, "SELECT": 0}) == "102 (1B 100I 1C)"
+    runs = runs_from_records([
+        _record("sqlite3", "F", statements={"SELECT": 100}),
+        _record("peewee", "F", statements={"SELECT": 200}),  # two queries a request: flagged
+        _record("django", "F", statements={"SELECT": 100, "BEGIN": 1, "COMMIT": 1}),  # 1.02×: not flagged
+        _record("objectbox", "F", note=NO_SQL),
+        _record("sqlite3", "A", statements={"INSERT": 100, "COMMIT": 100}),
+    ], {}, "2026-12-01T10:00:00")
+    table = statements(runs, "simple", "warm", "default")
+    assert table is not None
+    assert table.header == ["Operation", "raw sqlite3", "Django", "peewee", "ObjectBox"]
+    rows = {row[0]: row[1:] for row in table.rows}
+    assert rows["F Get"] == ["100 S", "102 (1B 100S 1C)", "200 S", "n/a"]
+    assert rows["A Insert: Single"] == ["200 (100I 100C)", "—", "—", "—"]
+    assert f"n/a : not counted for ObjectBox ({NO_SQL})" in table.notes
+    assert any(n.startswith("— :") for n in table.notes)  # the dashes have their legend
+    assert any(n.startswith("Statements the operation sent") for n in table.notes)
+    flags = [n for n in table.notes if "the statements of the raw sqlite3 control" in n]
+    assert flags == ["F Get: more than 1.5× the statements of the raw sqlite3 control (100): peewee 200 (2.0×)."]
+    # no counts at all in a group (files from before counting): no table
+    assert statements(runs_from_records([_record("peewee", "F")], {}, "x"), "simple", "warm", "default") is None
+
+
+def test_instructions_table_lowest_is_best_and_compact_figures() -> None:
+    from pytest_ormbench.report.load import runs_from_records
+    from pytest_ormbench.report.tables import fmt_count, instructions
+
+    assert [fmt_count(v) for v in (None, 7.5, 950, 12_345, 123_456, 999_999, 1_054_000, 2.5e9)] == \
+        ["—", "7.5", "950", "12.3 k", "123 k", "1.00 M", "1.05 M", "2.50 G"]
+    runs = runs_from_records([
+        _record("sqlite3", "A", instructions=5_000),
+        _record("peewee", "A", instructions=40_000),
+        _record("django", "A", instructions=90_000),
+        _record("peewee", "D", instructions=20_000),
+    ], {}, "2026-12-01T10:00:00")
+    table = instructions(runs, "simple", "warm", "default")
+    assert table is not None
+    assert table.header == ["Operation", "raw sqlite3", "Django", "peewee", "Best"]
+    rows = {row[0]: row[1:] for row in table.rows}
+    assert rows["A Insert: Single"] == ["5.00 k", "90.0 k", "40.0 k", "peewee"]
+    assert rows["D Filter: Large"] == ["—", "—", "20.0 k", "peewee"]
+    assert rows["Geometric Mean"][-1] == "peewee"
+    assert "lower is better" in table.title
+    assert any("fewest instructions per row" in n for n in table.notes)
+
+
+def test_a_timed_file_and_an_instructions_file_fold(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """rows/s from the timed file, instructions from the instrumented one, whichever order or date."""
+    from pytest_ormbench.report.tables import detail, instructions
+
+    timed = _write(tmp_path / "timed.json", [
+        _record("sqlite3", "A", seconds=0.01, statements={"INSERT": 100, "COMMIT": 100}),
+        _record("peewee", "A", seconds=0.02, statements={"INSERT": 100, "COMMIT": 100}),
+    ], "2026-12-01T10:00:00")
+    counted = _write(tmp_path / "instr.json", [
+        _record("sqlite3", "A", instructions=5_000, statements={"INSERT": 100, "COMMIT": 100}),
+        _record("peewee", "A", instructions=40_000, statements={"INSERT": 100, "COMMIT": 100}),
+    ], "2026-12-02T10:00:00")  # the later run: it must still not give the rows/s
+    for order in ([timed, counted], [counted, timed]):
+        runs = load(order)
+        cell = runs.cells[("peewee", "simple", "A", "warm", "default")]
+        assert cell.source == str(timed) and cell.rows_per_s == pytest.approx(100 / 0.02)
+        assert cell.instructions_record is not None and cell.instructions_per_row == pytest.approx(40_000)
+        assert cell.statements_per_op == {"INSERT": 100, "COMMIT": 100}
+        assert f"{counted}: the instructions of 2 cell(s) whose rows/s come from the timed run {timed}" in runs.notes
+        assert not any("is used" in n for n in runs.notes)  # folded, not replaced
+        rows = {r[0]: r[1:] for r in detail(runs, "simple", "warm", "default").rows}
+        assert rows["A Insert: Single"] == ["10,000", "5,000"]
+        rows = {r[0]: r[1:] for r in instructions(runs, "simple", "warm", "default").rows}  # type: ignore[union-attr]
+        assert rows["A Insert: Single"] == ["5.00 k", "40.0 k"]
+    assert main(["report", str(timed), str(counted), "--no-charts", "--format", "markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "(rows/s, higher is better)" in out and "(instructions per row, lower is better)" in out
+    assert "Statements per operation, by kind" in out
+    assert "supplies those cells' instructions only" in out  # the Runs table's note
+    # a later timed rerun replaces the timed record and keeps the instructions beside it
+    rerun = _write(tmp_path / "rerun.json", [_record("peewee", "A", seconds=0.04)], "2026-12-03T10:00:00")
+    cell = load([timed, counted, rerun]).cells[("peewee", "simple", "A", "warm", "default")]
+    assert cell.source == str(rerun) and cell.instructions_per_row == pytest.approx(40_000)
+
+
+def test_a_file_of_instrumented_cells_only_still_makes_a_report(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_ormbench.report.load import runs_from_records
+    from pytest_ormbench.report.render import render_summary
+    from pytest_ormbench.report.tables import UNTIMED
+
+    records = [_record("sqlite3", "A", instructions=5_000, statements={"INSERT": 100, "COMMIT": 100}),
+               _record("objectbox", "A", instructions=9_000, note=NO_SQL)]
+    path = _write(tmp_path / "instr.json", records, "2026-12-02T10:00:00")
+    for fmt in ("markdown", "text"):
+        assert main(["report", str(path), "--no-charts", "--format", fmt]) == 0
+        out = capsys.readouterr().out
+        assert UNTIMED in out and "rows/s, higher is better" not in out and "Overall" not in out
+        assert "instructions per row, lower is better" in out and "Statements per operation" in out
+        assert "ORM overhead" not in out
+    summary = render_summary(runs_from_records(records, {}, "2026-12-02T10:00:00"))
+    assert summary.startswith(UNTIMED) and "instructions per row" in summary and "9.00 k" in summary
+    assert "rows/s, higher" not in summary
+
+
+def test_a_note_where_wall_time_and_instructions_rank_two_arms_differently() -> None:
+    from pytest_ormbench.report.load import Cell, Runs
+    from pytest_ormbench.report.tables import disagreements, instructions
+
+    def runs_with(django_seconds: float, django_count: float = 36_000) -> Runs:
+        runs = Runs(sources=["t", "i"])
+        for arm, seconds, count in (("peewee", 0.02, 30_000), ("django", django_seconds, django_count)):
+            runs.add(Cell(_record(arm, "A", seconds=seconds), "t", "2026-12-01", {}))
+            runs.add(Cell(_record(arm, "A", instructions=count), "i", "2026-12-02", {}))
+        return runs
+
+    # Django 1.3× faster by wall time, 1.2× more instructions: a note
+    notes = disagreements(runs_with(0.02 / 1.3), "simple", "warm", "default")
+    assert len(notes) == 2 and "callgrind counts nothing" in notes[0]
+    assert notes[1] == ("A Insert: Single: Django is faster than peewee by wall time (1.30×) but executes more "
+                        "instructions per row (1.20×).")
+    table = instructions(runs_with(0.02 / 1.3), "simple", "warm", "default")
+    assert table is not None and notes[1] in table.notes
+    # within 10 % by wall time: noise, no note; the same order both ways: no note
+    assert disagreements(runs_with(0.02 / 1.08), "simple", "warm", "default") == []
+    assert disagreements(runs_with(0.03), "simple", "warm", "default") == []
+    # instructions within 1 %: the same work, not a reversed order
+    assert disagreements(runs_with(0.02 / 1.3, 30_100), "simple", "warm", "default") == []
+    # many arms: one line for the op, three pairs named, the rest counted
+    runs = Runs(sources=["t", "i"])
+    for n, arm in enumerate(["sqlite3", "django", "peewee", "objectbox"]):
+        runs.add(Cell(_record(arm, "A", seconds=0.01 * (1 + n)), "t", "2026-12-01", {}))
+        runs.add(Cell(_record(arm, "A", instructions=1000 * (5 - n)), "i", "2026-12-02", {}))
+    lines = disagreements(runs, "simple", "warm", "default")
+    assert len(lines) == 2 and lines[1].count("×,") == 2 and lines[1].endswith("; and 3 more pair(s).")

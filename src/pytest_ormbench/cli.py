@@ -1,7 +1,7 @@
 """The ``ormbench`` command: ``ormbench report FILE... [-o OUT]`` and ``ormbench compare BASELINE NEW``.
 
 Bad input gets one line on stderr and exit status 2, never a traceback. ``compare`` exits 1 when
-a cell regressed, so a CI step can fail on it.
+a cell regressed or sends more statements, so a CI step can fail on it.
 """
 
 from __future__ import annotations
@@ -19,13 +19,19 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
         "compare", help="compare two runs cell by cell; exit 1 on a regression, 2 on bad input",
         description="Compare two runs cell by cell. BASELINE and NEW are pytest-benchmark JSON files or runs "
                     "saved with --benchmark-save (by number, e.g. 0001, or by name, e.g. main). Exit status: "
-                    "0 no regression, 1 at least one regression, 2 bad input.")
+                    "0 no regression, 1 at least one regression (or a cell that sends more statements), 2 bad input.")
     cmp.add_argument("baseline", metavar="BASELINE", help="the reference run: JSON file, saved run number or name")
     cmp.add_argument("new", metavar="NEW", help="the run to judge: JSON file, saved run number or name")
+    # not argparse's choices: a bad value must be one line and exit 2 like every other bad input
+    cmp.add_argument("--measure", default="wall_seconds", metavar="{wall_seconds,instructions}",
+                     help="what the verdicts judge: wall_seconds (default; round times, Mann-Whitney, drift "
+                          "correction) or instructions (both runs made with --ormbench-instructions; the median "
+                          "counts against the threshold and their repeatability); statement counts are compared "
+                          "exactly either way")
     cmp.add_argument("--threshold", action="append", default=[], metavar="PATTERN=PCT",
-                     help="slowdown in percent a cell may show before it regresses (default 10); PATTERN is an "
-                          "arm, model, op letter or op name, or a glob on the cell id; repeatable, the last "
-                          "match wins")
+                     help="growth in percent a cell may show before it regresses (default 10 for wall_seconds, 2 "
+                          "for instructions); PATTERN is an arm, model, op letter or op name, or a glob on the "
+                          "cell id; repeatable, the last match wins")
     cmp.add_argument("--alpha", type=float, default=0.05, help="significance level of the Mann-Whitney U test "
                      "for the whole comparison (default 0.05)")
     cmp.add_argument("--drift", choices=("control", "off"), default="control",
@@ -42,11 +48,11 @@ def _add_compare(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from .compare import Thresholds, compare, load_side, render_markdown, render_text
+    from .compare import Thresholds, compare, default_threshold_pct, load_side, render_markdown, render_text
 
-    thresholds = Thresholds.parse(args.threshold)
+    thresholds = Thresholds.parse(args.threshold, default_pct=default_threshold_pct(args.measure))
     result = compare(load_side(args.baseline, args.storage), load_side(args.new, args.storage),
-                     thresholds, args.alpha, args.correction, args.drift)
+                     thresholds, args.alpha, args.correction, args.drift, measure=args.measure)
     if args.markdown_out is not None:
         args.markdown_out.parent.mkdir(parents=True, exist_ok=True)
         args.markdown_out.write_text(render_markdown(result), encoding="utf-8")

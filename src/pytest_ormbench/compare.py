@@ -33,6 +33,16 @@ The price of exactness: with few rounds the smallest attainable p-value is large
 against 3 rounds; 2/252 = 0.0079 for 5 against 5, which Holm over 44 cells needs below 0.0011), so
 such cells can never be flagged; a warning says so and names the rounds that would do.
 
+Judging by instructions (``measure="instructions"``, runs made with ``--ormbench-instructions``): an
+instruction count does not depend on how busy the machine is, and the same code on the same data
+repeats it to within a tenth of a per cent. So there is nothing to test for significance and no drift
+to divide out: the verdict is the ratio of the median counts against the cell's threshold (2 % by
+default, not 10 %), with the counts' own repeatability as the floor.
+
+Statements per op are counted exactly, and the same code on the same data sends the same statements:
+whichever measure is judged, any difference in a cell's counts is reported, kind by kind, and more
+statements in total fail the comparison like a regression (an N+1 query shows at once).
+
 Imports no ORM and no pytest: the plugin and the ``ormbench compare`` command both call it.
 """
 
@@ -49,7 +59,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from .record import CellRecord
+from .instruments.statements import KINDS
+from .record import COMPARABLE, INSTRUCTIONS, WALL, CellRecord
 from .registry import CONTROL_ARM  # its cells measure the machine's drift between two runs
 from .report.load import Cell, ReportError, _read_json, cells_from_document, require_cells
 from .report.render import markdown_table, text_table
@@ -59,6 +70,11 @@ from .stats import median
 Key = tuple[str, str, str, str, str]
 
 DEFAULT_THRESHOLD_PCT = 10.0
+#: instruction counts hardly move between runs, so a much smaller change is already worth a look
+DEFAULT_INSTRUCTIONS_THRESHOLD_PCT = 2.0
+#: the floor of an instructions comparison: the same code on the same data repeated its counts between
+#: runs to within 0.1 %; doubled for margin (a cell whose own rounds spread wider gets that spread)
+INSTRUCTIONS_FLOOR = 0.002
 DEFAULT_ALPHA = 0.05
 #: rounds per side below which the usual 3-against-3 comparison cannot reach p < 0.05
 MIN_ROUNDS = 4
@@ -78,6 +94,18 @@ _PLURAL = {REGRESSION: "regressions", IMPROVEMENT: "improvements"}
 
 class CompareError(Exception):
     """Bad input for a comparison; its message is the one line the user sees."""
+
+
+def check_measure(measure: str) -> str:
+    """The measure, or CompareError: only a measure with one value per round, lower is better, can be judged."""
+    if measure not in COMPARABLE:
+        raise CompareError(f"measure must be one of {', '.join(COMPARABLE)}, got {measure!r}")
+    return measure
+
+
+def default_threshold_pct(measure: str) -> float:
+    """The threshold of a cell no pattern matches: 10 % of time, 2 % of instructions."""
+    return DEFAULT_INSTRUCTIONS_THRESHOLD_PCT if check_measure(measure) == INSTRUCTIONS else DEFAULT_THRESHOLD_PCT
 
 
 # -- statistics -----------------------------------------------------------------------------------
@@ -219,6 +247,10 @@ class Thresholds:
                 entries.append((pattern, value / 100))
         return cls(tuple(entries), default_pct / 100)
 
+    def with_default_pct(self, pct: float) -> Thresholds:
+        """The same entries over another default (the measure's), for thresholds parsed before it was known."""
+        return Thresholds(self.entries, pct / 100)
+
     def for_cell(self, record: CellRecord) -> float:
         value = self.default
         for pattern, fraction in self.entries:
@@ -353,7 +385,8 @@ def load_side(spec: str, storage: Path = Path(".benchmarks")) -> Side:
 
 @dataclass
 class CellResult:
-    """One cell's verdict. ``ratio`` is median new time / median baseline time (> 1: slower)."""
+    """One cell's verdict. ``ratio`` is the new median over the baseline's, of the measure judged
+    (> 1: slower, or more instructions); ``p`` stays None when no test was made (instructions)."""
 
     key: Key
     id: str
@@ -390,6 +423,47 @@ class Drift:
     cells: int
 
 
+@dataclass(frozen=True)
+class StatementChange:
+    """One cell whose statements per op differ between the runs. The counts are exact and repeat
+    run after run, so any difference is the code's, and more statements in total is a regression."""
+
+    key: Key
+    id: str
+    base: dict[str, int]
+    new: dict[str, int]
+
+    @property
+    def moved(self) -> list[tuple[str, int, int]]:
+        """(kind, baseline count, new count) for every kind that moved, in the order of KINDS."""
+        kinds = [*KINDS, *sorted((self.base.keys() | self.new.keys()) - set(KINDS))]
+        return [(k, self.base.get(k, 0), self.new.get(k, 0)) for k in kinds
+                if self.base.get(k, 0) != self.new.get(k, 0)]
+
+    @property
+    def total_base(self) -> int:
+        return sum(self.base.values())
+
+    @property
+    def total_new(self) -> int:
+        return sum(self.new.values())
+
+    @property
+    def more(self) -> bool:
+        """More statements in total: a regression, whatever the measure judged."""
+        return self.total_new > self.total_base
+
+    @property
+    def verdict(self) -> str:
+        if self.more:
+            return "more statements"
+        return "fewer statements" if self.total_new < self.total_base else "same total"
+
+    def describe(self) -> str:
+        """e.g. ``SELECT 40→80 (+40)``, one entry per kind that moved."""
+        return ", ".join(f"{k} {b}→{n} ({n - b:+d})" for k, b, n in self.moved)
+
+
 @dataclass
 class Comparison:
     base: Side
@@ -402,6 +476,10 @@ class Comparison:
     correction: str = "holm"
     #: per (mode, table): the control arm's view of the drift; empty when nothing was corrected
     drifts: dict[tuple[str, str], Drift] = field(default_factory=dict)
+    #: what the verdicts judged: ``wall_seconds`` or ``instructions``
+    measure: str = WALL
+    #: cells whose statements per op differ, more statements first
+    statement_changes: list[StatementChange] = field(default_factory=list)
 
     def of(self, category: str) -> list[CellResult]:
         return [c for c in self.cells if c.category == category]
@@ -419,9 +497,29 @@ class Comparison:
         return {cat: len(self.of(cat)) for cat in CATEGORIES}
 
     @property
+    def statement_regressions(self) -> list[StatementChange]:
+        return [c for c in self.statement_changes if c.more]
+
+    @property
     def exit_code(self) -> int:
-        """What a CI step should exit with: 1 when any cell regressed."""
-        return 1 if self.regressions else 0
+        """What a CI step should exit with: 1 when any cell regressed, or sends more statements."""
+        return 1 if self.regressions or self.statement_regressions else 0
+
+    def statement_headline(self, bold: bool = False) -> str:
+        """e.g. "1 cell sends more statements, 2 fewer"; empty when no cell's statements moved."""
+        more = len(self.statement_regressions)
+        fewer = sum(c.total_new < c.total_base for c in self.statement_changes)
+        same = len(self.statement_changes) - more - fewer
+        parts = []
+        if more:
+            first = f"{more} cell{' sends' if more == 1 else 's send'} more statements"
+            parts.append(f"**{first}**" if bold else first)
+        if fewer:
+            parts.append(f"{fewer} fewer" if more else
+                         f"{fewer} cell{' sends' if fewer == 1 else 's send'} fewer statements")
+        if same:
+            parts.append(f"{same} cell{'' if same == 1 else 's'} the same number in other kinds")
+        return ", ".join(parts)
 
     def headline(self, bold: bool = False) -> str:
         counts = self.counts
@@ -434,10 +532,12 @@ class Comparison:
         return ", ".join([first, *rest])
 
 
-def classify(ratio: float, p: float, alpha: float, threshold: float, floor: float) -> str:
-    """The verdict for a cell present on both sides (see the module docstring)."""
+def classify(ratio: float, p: float | None, alpha: float, threshold: float, floor: float) -> str:
+    """The verdict for a cell present on both sides (see the module docstring); ``p`` None: no test
+    was made (instruction counts), the floor alone separates noise from change."""
     # the floor on a log scale: x10 slower and x10 faster are the same distance from "unchanged"
-    if p >= alpha or abs(math.log(ratio)) <= math.log1p(floor):
+    distance = math.inf if ratio <= 0 or math.isinf(ratio) else abs(math.log(ratio))
+    if (p is not None and p >= alpha) or distance <= math.log1p(floor):
         return NOISE
     if ratio >= 1 + threshold:
         return REGRESSION
@@ -465,35 +565,42 @@ def control_drift(base: Side, new: Side, common: Iterable[Key]) -> dict[tuple[st
 
 
 def compare(base: Side, new: Side, thresholds: Thresholds | None = None, alpha: float = DEFAULT_ALPHA,
-            correction: str = "holm", drift: str = "control") -> Comparison:
-    """Every cell of either side with its verdict, plus warnings about what may distort them."""
-    thresholds = thresholds or Thresholds()
+            correction: str = "holm", drift: str = "control", measure: str = WALL) -> Comparison:
+    """Every cell of either side with its verdict on ``measure``, the cells whose statements changed, plus
+    warnings about what may distort the verdicts."""
+    check_measure(measure)
+    thresholds = thresholds or Thresholds(default=default_threshold_pct(measure) / 100)
     if not (isinstance(alpha, (int, float)) and 0 < alpha < 1):
         raise CompareError(f"alpha must be between 0 and 1, got {alpha!r}")
     if correction not in CORRECTIONS:
         raise CompareError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
     if drift not in DRIFT_MODES:
         raise CompareError(f"drift correction must be one of {', '.join(DRIFT_MODES)}, got {drift!r}")
-    common = sorted(base.cells.keys() & new.cells.keys())
-    if not common:
+    if measure == WALL:
+        _require_timed(base, "the baseline was run")
+        _require_timed(new, "the new run was made")
+    both = sorted(base.cells.keys() & new.cells.keys())
+    if not both:
         raise CompareError(f"no cell in common: the runs measured different matrices ({_matrix_diff(base, new)})")
-    _check_comparable(base, new, common)
+    _check_comparable(base, new, both)
+    # a cell that ran under callgrind on either side has no time to judge
+    untimed = ({k for s in (base, new) for k, c in s.cells.items() if c.record.instrumented} if measure == WALL
+               else set())
+    common = [k for k in both if k not in untimed]
+    if not common:
+        raise CompareError("every cell in common ran under --ormbench-instructions in one of the runs: their times "
+                           "are not speeds; compare with --ormbench-compare-measure=instructions")
+    keys = sorted((base.cells.keys() | new.cells.keys()) - untimed)
     floor = max(base.floor or 0.0, new.floor or 0.0)
-    drifts = control_drift(base, new, common) if drift == "control" else {}
-    results = []
-    for key in sorted(base.cells.keys() | new.cells.keys()):
-        b, n = base.cells.get(key), new.cells.get(key)
-        record = (b or n).record  # type: ignore[union-attr]
-        if b is None or n is None:
-            results.append(CellResult(key, record.id, NEW if b is None else GONE, b, n))
-            continue
-        d = drifts.get((key[3], key[4]))
-        new_seconds = [t / d.shift for t in n.seconds] if d else n.seconds
-        mb, mn = median(b.seconds), median(new_seconds)
-        ratio = mn / mb if mb > 0 else (math.inf if mn > 0 else 1.0)
-        _, p = mann_whitney(new_seconds, b.seconds)
-        results.append(CellResult(key, record.id, "", b, n, ratio, p, thresholds.for_cell(record), p,
-                                  d.floor if d else floor))
+    drifts: dict[tuple[str, str], Drift] = {}
+    if measure == INSTRUCTIONS:
+        _require_instructions(base, "baseline", common)
+        _require_instructions(new, "new run", common)
+        floor = INSTRUCTIONS_FLOOR
+        results = [_instructions_result(key, base, new, thresholds) for key in keys]
+    else:
+        drifts = control_drift(base, new, common) if drift == "control" else {}
+        results = [_wall_result(key, base, new, thresholds, drifts, floor) for key in keys]
     tested = [r for r in results if r.p_raw is not None]
     if correction == "holm":
         for r, adjusted in zip(tested, holm([r.p_raw for r in tested])):  # type: ignore[misc]
@@ -501,10 +608,107 @@ def compare(base: Side, new: Side, thresholds: Thresholds | None = None, alpha: 
     for r in tested:
         r.category = classify(r.ratio, r.p, alpha, r.threshold, r.floor)  # type: ignore[arg-type]
     results.sort(key=lambda r: (CATEGORIES.index(r.category), r.id))
-    warnings = _warnings(base, new, common, thresholds, alpha, len(tested) if correction == "holm" else 1)
-    if drift == "control":
+    warnings = _warnings(base, new, common, thresholds, alpha, len(tested) if correction == "holm" else 1, measure)
+    if drift == "control" and measure == WALL:
         warnings += _drift_warnings(common, drifts)
-    return Comparison(base, new, thresholds, alpha, floor, results, warnings, correction, drifts)
+    if untimed:
+        warnings.append(f"{len(untimed)} cell(s) ran under --ormbench-instructions in one of the runs: their times "
+                        "are not speeds, so they are left out; compare them with "
+                        "--ormbench-compare-measure=instructions")
+    changes, not_compared = statement_changes(base, new, both)
+    if not_compared:
+        warnings.append(not_compared)
+    return Comparison(base, new, thresholds, alpha, floor, results, warnings, correction, drifts, measure, changes)
+
+
+def _require_timed(side: Side, what: str) -> None:
+    """A run made under callgrind has no speeds in it: judging its times would judge valgrind."""
+    if side.cells and all(c.record.instrumented for c in side.cells.values()):
+        raise CompareError(f"{what} with --ormbench-instructions: its times are not speeds; compare with "
+                           "--ormbench-compare-measure=instructions (ormbench compare: --measure instructions)")
+
+
+def _require_instructions(side: Side, label: str, common: list[Key]) -> None:
+    """Both runs must have counted every common cell's instructions: a cell left out would pass unseen."""
+    lacking = [k for k in common if not side.cells[k].record.instructions]
+    if not lacking:
+        return
+    if len(lacking) == len(common):
+        raise CompareError(f"the {label} ({side.source}) has no instruction counts: it was not run with "
+                           "--ormbench-instructions; run it with --ormbench-instructions to compare by instructions, "
+                           "or compare by wall_seconds")
+    raise CompareError(f"the {label} ({side.source}) has no instruction counts for {len(lacking)} of the "
+                       f"{len(common)} cells in common (e.g. {side.cells[lacking[0]].record.id}): run it with "
+                       "--ormbench-instructions")
+
+
+def _wall_result(key: Key, base: Side, new: Side, thresholds: Thresholds, drifts: Mapping[tuple[str, str], Drift],
+                 floor: float) -> CellResult:
+    """One cell judged by time: drift-corrected ratio and Mann-Whitney p (the verdict waits for Holm)."""
+    b, n = base.cells.get(key), new.cells.get(key)
+    record = (b or n).record  # type: ignore[union-attr]
+    if b is None or n is None:
+        return CellResult(key, record.id, NEW if b is None else GONE, b, n)
+    d = drifts.get((key[3], key[4]))
+    new_seconds = [t / d.shift for t in n.seconds] if d else n.seconds
+    mb, mn = median(b.seconds), median(new_seconds)
+    ratio = mn / mb if mb > 0 else (math.inf if mn > 0 else 1.0)
+    _, p = mann_whitney(new_seconds, b.seconds)
+    return CellResult(key, record.id, "", b, n, ratio, p, thresholds.for_cell(record), p, d.floor if d else floor)
+
+
+def spread(values: Sequence[float]) -> float:
+    """max / min - 1 of one side's rounds: how far this cell's counts moved within one run."""
+    if not values:
+        return 0.0
+    low, high = min(values), max(values)
+    if low <= 0:
+        return 0.0 if high <= 0 else math.inf
+    return high / low - 1
+
+
+def _instructions_result(key: Key, base: Side, new: Side, thresholds: Thresholds) -> CellResult:
+    """One cell judged by instructions: no test and no drift, the counts' repeatability as the floor."""
+    b, n = base.cells.get(key), new.cells.get(key)
+    record = (b or n).record  # type: ignore[union-attr]
+    if b is None or n is None:
+        return CellResult(key, record.id, NEW if b is None else GONE, b, n)
+    bi, ni = b.record.instructions, n.record.instructions
+    mb, mn = median(bi), median(ni)
+    ratio = mn / mb if mb > 0 else (math.inf if mn > 0 else 1.0)
+    floor = max(INSTRUCTIONS_FLOOR, spread(bi), spread(ni))
+    threshold = thresholds.for_cell(record)
+    return CellResult(key, record.id, classify(ratio, None, 1.0, threshold, floor), b, n, ratio, None, threshold,
+                      None, floor)
+
+
+def statement_changes(base: Side, new: Side, common: Iterable[Key]) -> tuple[list[StatementChange], str]:
+    """The cells whose statements per op differ, more statements first, and a warning (or "") for the
+    cells only one side counted statements for."""
+    changes, lacking = [], {"baseline": [], "new run": []}  # type: ignore[var-annotated]
+    notes: set[str] = set()
+    for key in common:
+        b, n = base.cells[key].record, new.cells[key].record
+        sb, sn = b.statements_per_op, n.statements_per_op
+        if sb is None or sn is None:
+            if sb is not None or sn is not None:
+                missing = b if sb is None else n
+                lacking["baseline" if sb is None else "new run"].append(missing.id)
+                if missing.statements_note:
+                    notes.add(missing.statements_note)
+            continue
+        change = StatementChange(key, b.id, sb, sn)
+        if change.moved:
+            changes.append(change)
+    changes.sort(key=lambda c: (not c.more, c.id))
+    count = sum(len(v) for v in lacking.values())
+    if not count:
+        return changes, ""
+    which = "; ".join(f"the {label} has no counts for {len(ids)} (e.g. {ids[0]})" for label, ids in lacking.items()
+                      if ids)
+    why = ("; ".join(sorted(notes)) if notes else
+           "that run was written before pytest-ormbench counted statements")
+    return changes, f"statements were not compared for {count} cell(s) that only one run counted: {which}: {why}"
 
 
 def _drift_warnings(common: list[Key], drifts: dict[tuple[str, str], Drift]) -> list[str]:
@@ -581,8 +785,11 @@ def _joined(values: set[str] | None) -> str:
 
 
 def _warnings(base: Side, new: Side, common: list[Key], thresholds: Thresholds, alpha: float,
-              family: int = 1) -> list[str]:
-    """Everything that may make the verdicts misleading, one line each; none of it stops the comparison."""
+              family: int = 1, measure: str = WALL) -> list[str]:
+    """Everything that may make the verdicts misleading, one line each; none of it stops the comparison.
+
+    Instruction counts do not depend on the machine's speed, so the floors, schedules and rounds that
+    matter to time say nothing about them."""
     out = [*base.notes, *new.notes]
     if not base.machine or not new.machine:
         which = "baseline" if not base.machine else "new run"
@@ -600,15 +807,17 @@ def _warnings(base: Side, new: Side, common: list[Key], thresholds: Thresholds, 
                key=lambda d: (d not in ("Python", "SQLite"), d.lower())) if vb.get(d) != vn.get(d)]
     if changed:
         out.append(f"versions differ: {'; '.join(changed)}: a difference in these cells may come from them")
+    timed = measure == WALL
     for label, side in (("baseline", base), ("new run", new)):
-        if side.floor is None:
+        if timed and side.floor is None:
             out.append(f"the {label} ({side.source}) records no drift floor (written before pytest-ormbench "
                        "measured one, or too few probes): taken as 0, so only the p-value and the thresholds "
                        "separate noise from change")
-    if base.schedule and new.schedule and base.schedule != new.schedule:
+    if timed and base.schedule and new.schedule and base.schedule != new.schedule:
         out.append(f"the runs used different schedules (baseline {base.schedule}, new {new.schedule}): "
                    "drift lands on the arms differently")
-    out.extend(_rounds_warnings(base, new, common, alpha, family))
+    if timed:
+        out.extend(_rounds_warnings(base, new, common, alpha, family))
     for pattern in thresholds.unused(c.record for c in [*base.cells.values(), *new.cells.values()]):
         out.append(f"threshold pattern {pattern!r} matches no cell (a typo?)")
     return out
@@ -663,11 +872,36 @@ def _row(r: CellResult, verdict: bool = True) -> list[str]:
 #: "median time" is new / baseline after drift correction, the figure the threshold and the floor apply to
 #: (×1.10 is 10 % slower); "rows/s change" is the same figure as a change in rows/s
 HEADER = ["cell", "baseline rows/s", "new rows/s", "rows/s change", "median time", "p", "threshold", "floor"]
+#: by instructions: "change" is new / baseline median instructions (×1.020 is 2 % more work); no p, no test made
+INSTRUCTIONS_HEADER = ["cell", "baseline instr/row", "new instr/row", "change", "threshold", "floor"]
 
 
-def _table(title: str, rows: list[CellResult], verdict: bool = True) -> Table:
-    header = HEADER + (["verdict"] if verdict else [])
-    return Table(title, header, [_row(r, verdict) for r in rows], text_columns=(len(HEADER),) if verdict else ())
+def _instr(cell: Cell | None) -> str:
+    value = cell.record.instructions_per_row if cell else None
+    if value is None:
+        return "—"
+    return f"{value:,.0f}" if value >= 100 else f"{value:,.1f}"
+
+
+def _instructions_row(r: CellResult, verdict: bool = True) -> list[str]:
+    ratio = "—" if r.ratio is None else ("×∞" if math.isinf(r.ratio) else f"×{r.ratio:.3f}")
+    row = [r.id, _instr(r.base), _instr(r.new), ratio, _pct(r.threshold), _pct(r.floor)]
+    return row + [r.category] if verdict else row
+
+
+def _table(title: str, rows: list[CellResult], verdict: bool = True, measure: str = WALL) -> Table:
+    header, make = (INSTRUCTIONS_HEADER, _instructions_row) if measure == INSTRUCTIONS else (HEADER, _row)
+    return Table(title, header + (["verdict"] if verdict else []), [make(r, verdict) for r in rows],
+                 text_columns=(len(header),) if verdict else ())
+
+
+STATEMENTS_HEADER = ["cell", "kinds that moved (per op)", "total", "verdict"]
+
+
+def _statements_table(title: str, changes: list[StatementChange]) -> Table:
+    rows = [[c.id, c.describe(), f"{c.total_base}→{c.total_new} ({c.total_new - c.total_base:+d})", c.verdict]
+            for c in changes]
+    return Table(title, STATEMENTS_HEADER, rows, text_columns=(1, 3))
 
 
 def _drift_line(d: Drift) -> str:
@@ -676,6 +910,11 @@ def _drift_line(d: Drift) -> str:
 
 
 def _floor_line(cmp: Comparison) -> str:
+    if cmp.measure == INSTRUCTIONS:
+        return (f"floor: {_pct(INSTRUCTIONS_FLOOR)} (instruction counts repeat between runs to within 0.1 %, doubled "
+                "for margin) or the wider spread of a cell's own rounds (max/min − 1) on either side, whichever "
+                "is larger; no drift correction: counts do not depend on the machine's speed")
+
     def one(side: Side) -> str:
         return "not recorded" if side.floor is None else _pct(side.floor)
     runs = f"baseline {one(cmp.base)}, new {one(cmp.new)}"
@@ -695,23 +934,42 @@ def _floor_line(cmp: Comparison) -> str:
 
 
 def _settings_line(cmp: Comparison) -> str:
+    if cmp.measure == INSTRUCTIONS:
+        judged = sum(c.ratio is not None for c in cmp.cells)
+        return (f"judged by instructions: median of each cell's rounds, new over baseline, {judged} cells, no "
+                f"significance test; thresholds: {cmp.thresholds.describe()}")
     tested = sum(c.p_raw is not None for c in cmp.cells)
     level = (f"alpha {cmp.alpha:g} for the whole comparison (Holm over {tested} cells)" if cmp.correction == "holm"
              else f"alpha {cmp.alpha:g} per cell (no correction for the {tested} cells tested)")
     return f"{level}; thresholds: {cmp.thresholds.describe()}"
 
 
+def _counts_line(cmp: Comparison, bold: bool = False) -> str:
+    """The headline, the cells it covers, and the statement changes when there are any."""
+    statements = cmp.statement_headline(bold)
+    return f"{cmp.headline(bold)} ({len(cmp.cells)} cells)" + (f"; {statements}" if statements else "")
+
+
 def render_text(cmp: Comparison) -> str:
-    """The comparison as a terminal table, sorted by verdict then cell id."""
-    lines = [f"pytest-ormbench comparison: baseline {cmp.base.source} ({cmp.base.datetime or 'date unknown'}) "
+    """The comparison as a terminal table, sorted by verdict then cell id; statement changes after it."""
+    if cmp.measure == INSTRUCTIONS:
+        title = ("instructions per row per cell (change: new/baseline median instructions, above 1 is more work; "
+                 "counted by callgrind)")
+        what = "comparison by instructions"
+    else:
+        title = ("rows/s per cell (change: positive is faster; median time: new/baseline, drift-corrected; "
+                 "p: Mann-Whitney U, two-sided, Holm-adjusted unless stated)")
+        what = "comparison"
+    lines = [f"pytest-ormbench {what}: baseline {cmp.base.source} ({cmp.base.datetime or 'date unknown'}) "
              f"vs new {cmp.new.source} ({cmp.new.datetime or 'date unknown'})",
-             text_table(_table("rows/s per cell (change: positive is faster; median time: new/baseline, drift-corrected; "
-                               "p: Mann-Whitney U, two-sided, Holm-adjusted unless stated)",
-                               cmp.cells)),
-             "",
-             f"{cmp.headline()} ({len(cmp.cells)} cells)",
-             _settings_line(cmp),
-             _floor_line(cmp)]
+             text_table(_table(title, cmp.cells, measure=cmp.measure))]
+    if cmp.statement_changes:
+        lines += ["", text_table(_statements_table("statement changes (statements per op, exact counts; more in "
+                                                   "total is a regression)", cmp.statement_changes))]
+    lines += ["",
+              _counts_line(cmp),
+              _settings_line(cmp),
+              _floor_line(cmp)]
     lines += [f"warning: {w}" for w in cmp.warnings]
     return "\n".join(lines) + "\n"
 
@@ -737,27 +995,44 @@ def _side_facts(side: Side) -> dict[str, str]:
         "rounds per cell": "—" if not rounds else "–".join(dict.fromkeys(str(r) for r in (rounds[0], rounds[-1]))),
         "schedule": side.schedule or "not recorded",
         "drift floor": "not recorded" if side.floor is None else _pct(side.floor),
+        "instructions": "counted (callgrind)" if any(r.instructions for r in recs) else "not counted",
+        "statements": "counted" if any(r.statements for r in recs) else "not counted",
     }
 
 
 def render_markdown(cmp: Comparison) -> str:
-    """The comparison for a pull-request comment: the verdicts that matter first, the rest folded away."""
-    parts = ["### pytest-ormbench: comparison with the baseline", "",
-             f"{cmp.headline(bold=True)} ({len(cmp.cells)} cells)."
+    """The comparison for a pull-request comment: the verdicts that matter first, the rest folded away.
+
+    The heading names the measure judged, so that two comparisons of one run (instructions for the
+    verdict, wall time as advice) can be posted one after the other."""
+    if cmp.measure == INSTRUCTIONS:
+        measure = "instructions"
+        explain = ("Figures are instructions per row of the median round, counted by callgrind (lower is better); "
+                   "change is new over baseline median instructions (the threshold and the floor apply to it); ")
+    else:
+        measure = "wall time"
+        explain = ("Figures are rows/s as measured (higher is better); median time is new over baseline after drift "
+                   "correction (the threshold and the floor apply to it, and the change is the same figure in rows/s); "
+                   "p is the two-sided Mann–Whitney U test on the round times; ")
+    parts = [f"### pytest-ormbench: comparison with the baseline ({measure})", "",
+             f"{_counts_line(cmp, bold=True)}."
              + (f" {len(cmp.warnings)} warning(s) at the end." if cmp.warnings else ""), "",
-             "Figures are rows/s as measured (higher is better); median time is new over baseline after drift "
-             "correction (the threshold and the floor apply to it, and the change is the same figure in rows/s); "
-             "p is the two-sided Mann–Whitney U test on the round times; "
-             f"{_settings_line(cmp)}; {_floor_line(cmp)}.", ""]
+             f"{explain}{_settings_line(cmp)}; {_floor_line(cmp)}.", ""]
+    if cmp.statement_changes:
+        parts += ["#### Statement changes", "",
+                  "Statements per op, counted exactly (the same code on the same data sends the same statements); "
+                  "more statements in total fail the comparison.", "",
+                  markdown_table(_statements_table("", cmp.statement_changes), heading=""), ""]
     for category, title in ((REGRESSION, "Regressions"), (IMPROVEMENT, "Improvements")):
         rows = cmp.of(category)
         if rows:
-            parts += [f"#### {title}", "", markdown_table(_table(title, rows, verdict=False), heading=""), ""]
+            parts += [f"#### {title}", "", markdown_table(_table(title, rows, verdict=False, measure=cmp.measure),
+                                                          heading=""), ""]
     rest = [c for c in cmp.cells if c.category not in (REGRESSION, IMPROVEMENT)]
     if rest:
         summary = ", ".join(f"{len(cmp.of(c))} {c}" for c in CATEGORIES[2:] if cmp.of(c))
         parts += [f"<details><summary>{len(rest)} other cell{'s' if len(rest) > 1 else ''}: {summary}</summary>", "",
-                  markdown_table(_table("", rest), heading=""), "", "</details>", ""]
+                  markdown_table(_table("", rest, measure=cmp.measure), heading=""), "", "</details>", ""]
     base, new = _side_facts(cmp.base), _side_facts(cmp.new)
     parts += ["#### The two runs", "", "| | baseline | new |", "| --- | --- | --- |"]
     parts += [f"| {k} | {_md_escape(base[k])} | {_md_escape(new[k])} |" for k in base]

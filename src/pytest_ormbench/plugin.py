@@ -239,14 +239,17 @@ def _finish(session: pytest.Session) -> None:
     loaded = session.config.stash.get(BASELINE_KEY, None)
     if loaded is None or not scheduler.records:
         return
-    from .compare import CompareError, Side, compare, render_markdown, render_text
+    from .compare import CompareError, Side, compare, default_threshold_pct, render_markdown, render_text
 
     baseline, thresholds = loaded
+    measure = ob.run.compare_measure
+    # parsed before the run over time's default; the user's patterns stay, the measure's default applies
+    thresholds = thresholds.with_default_pct(default_threshold_pct(measure))
     machine = _machine_info(session.config)
     new = Side.from_records(scheduler.records, machine, scheduler.run_facts()["drift_floor"],
                             schedule=ob.run.schedule)
     try:
-        result = compare(baseline, new, thresholds, ob.run.alpha, ob.run.correction, ob.run.drift)
+        result = compare(baseline, new, thresholds, ob.run.alpha, ob.run.correction, ob.run.drift, measure=measure)
     except CompareError as exc:
         ob.comparison_text = f"pytest-ormbench: cannot compare with the baseline: {exc}"
         if session.exitstatus == 0:
@@ -358,8 +361,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
 
     tr = terminalreporter
     if scheduler.records:
-        tr.write_sep("=", "pytest-ormbench: rows per second (median of rounds, higher is better)")
         run = session.run
+        tr.write_sep("=", "pytest-ormbench: instructions per row (median of rounds, lower is better)"
+                     if run.instructions else "pytest-ormbench: rows per second (median of rounds, higher is better)")
         settings = ", ".join(f"{k}={v}" for k, v in run.settings.describe().items())
         tr.write_line(f"settings: {settings}; {run.rounds} rounds per cell, iterations {run.sizes.iterations}, "
                       f"batch {run.sizes.batch}")

@@ -76,7 +76,7 @@ def write_charts(runs: Runs, out_dir: Path, formats: tuple[str, ...] = ("png", "
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     names = T.labels(runs)
-    for model, mode, table in T.groups(runs):
+    for model, mode, table in T.timed_groups(runs):  # rows/s charts: an instructions-only group has none
         per_arm = T.figures(runs, model, mode, table)
         arms = [a for a in T.arm_order(runs) if a in per_arm]
         letters = [lt for lt in T.OBJECT_OPS if any(lt in per_arm[a] for a in arms)]
@@ -98,7 +98,7 @@ def write_charts(runs: Runs, out_dir: Path, formats: tuple[str, ...] = ("png", "
         written += _save(fig, out_dir, stem, formats)
         plt.close(fig)
     for table in ("default", "large"):
-        cols = [(m, md) for (m, md, t) in T.groups(runs) if t == table]
+        cols = [(m, md) for (m, md, t) in T.timed_groups(runs) if t == table]
         if not cols:
             continue
         gms = {c: T.geomeans(T.figures(runs, c[0], c[1], table)) for c in cols}

@@ -6,12 +6,18 @@ Rules (documented in docs/reports.md and tested):
 - benchmarks in a file that are not ormbench cells are ignored and counted in a note;
 - the same cell (arm, model, op, mode, table) in two files: the one from the later run (the file's
   ``datetime``) is used, and a note lists every replaced cell;
+- except that a timed record and an instrumented one (``--ormbench-instructions``, run under callgrind) of
+  the same cell are folded, not replaced: the cell's rows/s come from the timed record, its instructions
+  from the instrumented one (the later run of each kind, by the rule above), and a note counts the folded
+  cells per pair of files. An instrumented record never gives a rows/s figure: valgrind's wall times are
+  not the op's speed;
 - cells missing from a file are simply absent: tables show "—" there.
 """
 
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -27,12 +33,19 @@ class ReportError(Exception):
 
 @dataclass
 class Cell:
-    """One cell's record as read from a file: the record and where it came from."""
+    """One cell's record as read from a file: the record and where it came from.
+
+    ``record`` is the cell's timed record when it has one (its environment, facts and rows/s are the
+    report's); ``instructions_cell`` is the same cell from an instructions run, folded in beside it.
+    A cell from an instructions run alone has that record as ``record`` and no rows/s.
+    """
 
     record: CellRecord
     source: str
     run_datetime: str
     machine: dict[str, Any]
+    #: the same cell from an instrumented (callgrind) run, when ``record`` is a timed one
+    instructions_cell: Cell | None = None
 
     @property
     def key(self) -> tuple[str, str, str, str, str]:
@@ -43,8 +56,41 @@ class Cell:
         return self.record.seconds
 
     @property
-    def rows_per_s(self) -> float:
-        return self.record.rows_per_s
+    def timed(self) -> bool:
+        return self.record.timed
+
+    @property
+    def rows_per_s(self) -> float | None:
+        """From a timed record only (None otherwise): an instrumented round's wall time is valgrind's."""
+        return self.record.rows_per_s if self.record.timed else None
+
+    @property
+    def parts(self) -> list[Cell]:
+        """The cell as read from each file that supplies it: the timed one first."""
+        return [self, *([self.instructions_cell] if self.instructions_cell else [])]
+
+    @property
+    def instructions_record(self) -> CellRecord | None:
+        """The record the cell's instructions come from: the instrumented one folded in, else its own."""
+        for part in reversed(self.parts):
+            if part.record.instructions:
+                return part.record
+        return None
+
+    @property
+    def instructions_per_row(self) -> float | None:
+        rec = self.instructions_record
+        return rec.instructions_per_row if rec else None
+
+    @property
+    def statements_per_op(self) -> dict[str, int] | None:
+        """Statements by kind, from the timed record when it counted them (both runs count them untimed)."""
+        return next((p.record.statements_per_op for p in self.parts if p.record.statements), None)
+
+    @property
+    def statements_note(self) -> str | None:
+        """Why statements were not counted (an engine without SQL), if a record says so."""
+        return next((p.record.statements_note for p in self.parts if p.record.statements_note), None)
 
 
 @dataclass
@@ -58,14 +104,49 @@ class Runs:
     written: dict[str, str] = field(default_factory=dict)
 
     def add(self, cell: Cell) -> None:
+        """Fold a cell in: per key one timed and one instrumented record, each the later run's."""
         old = self.cells.get(cell.key)
         if old is None:
             self.cells[cell.key] = cell
-            return
-        newer, older = (cell, old) if cell.run_datetime >= old.run_datetime else (old, cell)
-        self.cells[cell.key] = newer
-        self.notes.append(f"cell {'-'.join(cell.key)} is in {older.source} and {newer.source}; "
+        elif cell.timed and old.timed:
+            newer = self._later(old, cell)
+            if newer is cell:
+                cell.instructions_cell = old.instructions_cell
+            self.cells[cell.key] = newer
+        elif cell.timed:  # the key so far had only an instructions run's record: it goes beside this one
+            cell.instructions_cell = old
+            self.cells[cell.key] = cell
+        elif old.timed:
+            old.instructions_cell = cell if old.instructions_cell is None else self._later(old.instructions_cell, cell)
+        else:
+            self.cells[cell.key] = self._later(old, cell)
+
+    def _later(self, old: Cell, new: Cell) -> Cell:
+        """Of two records of one kind for a cell, the later run's; a note names both files."""
+        newer, older = (new, old) if new.run_datetime >= old.run_datetime else (old, new)
+        self.notes.append(f"cell {'-'.join(new.key)} is in {older.source} and {newer.source}; "
                           f"the later run ({newer.source}) is used")
+        return newer
+
+    def fold_notes(self) -> list[str]:
+        """One line per pair of files folded (instructions beside rows/s), and per file of cells without rows/s.
+
+        None at all for files without instrumented records, whose reports stay as they were.
+        """
+        folded: dict[tuple[str, str], int] = defaultdict(int)
+        untimed: dict[str, int] = defaultdict(int)
+        for cell in self.cells.values():
+            if cell.instructions_cell is not None:
+                folded[(cell.instructions_cell.source, cell.source)] += 1
+            elif not cell.timed:
+                untimed[cell.source] += 1
+        notes = [f"{counted}: the instructions of {n} cell(s) whose rows/s come from the timed run {timed}"
+                 for (counted, timed), n in sorted(folded.items())]
+        if any(c.timed for c in self.cells.values()):
+            notes += [f"{source}: {n} cell(s) ran only under callgrind (--ormbench-instructions), with no timed "
+                      "run beside them: they have instructions and statements, no rows/s"
+                      for source, n in sorted(untimed.items())]
+        return notes
 
 
 def _read_json(path: Path) -> Any:
@@ -136,6 +217,7 @@ def load(paths: Iterable[str | Path]) -> Runs:
         if isinstance(doc.get("ormbench"), dict):
             runs.run_facts[str(path)] = doc["ormbench"]
     runs.sources.sort()  # the shell's glob order follows the locale; the report must not
+    runs.notes.extend(runs.fold_notes())
     return runs
 
 

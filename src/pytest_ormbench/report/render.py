@@ -11,13 +11,19 @@ from .load import Runs
 
 
 def sections(runs: Runs) -> list[T.Table]:
+    """The report's tables in order: each group's instructions and statements right below its rows/s."""
     out: list[T.Table] = []
     for table in ("default", "large"):
         t = T.overall(runs, table)
         if t:
             out.append(t)
+    timed = set(T.timed_groups(runs))
     for g in T.groups(runs):
-        out.append(T.detail(runs, *g))
+        if g in timed:
+            out.append(T.detail(runs, *g))
+        for extra in (T.instructions(runs, *g), T.statements(runs, *g)):
+            if extra:
+                out.append(extra)
     ov = T.overhead(runs)
     if ov:
         out.append(ov)
@@ -56,6 +62,11 @@ def text_table(t: T.Table) -> str:
     return "\n".join(out)
 
 
+def _untimed(runs: Runs) -> bool:
+    """Whether no cell has a rows/s figure (every one ran under callgrind): the report says so in one line."""
+    return not any(c.timed for c in runs.cells.values())
+
+
 def render(runs: Runs, fmt: str = "markdown", charts: Sequence[str] = ()) -> str:
     """The whole report. ``charts`` are image paths (relative to the report) to link in Markdown."""
     body = sections(runs)
@@ -63,13 +74,21 @@ def render(runs: Runs, fmt: str = "markdown", charts: Sequence[str] = ()) -> str
     notes = T.footnotes(runs)
     if fmt == "text":
         parts = ["pytest-ormbench report", *env, ""]
+        if _untimed(runs):
+            parts += [T.UNTIMED, ""]
         parts += [text_table(t) + "\n" for t in body]
         if notes:
             parts += ["Footnotes:", *(f"- {n}" for n in notes)]
         return "\n".join(parts).rstrip() + "\n"
     parts = ["# pytest-ormbench results", "", *(f"- {line}" for line in env), ""]
-    parts += ["Figures are rows per second (higher is better): rows one round handled over the median round "
-              "time. Every figure passed verification.", ""]
+    if _untimed(runs):
+        parts += [T.UNTIMED + " Every figure passed verification.", ""]
+    else:
+        extra = any(t.anchor.startswith(("instructions-", "statements-")) for t in body)
+        parts += ["Figures are rows per second (higher is better): rows one round handled over the median round "
+                  "time. Every figure passed verification."
+                  + (" Below a group's rows/s, where the files have them: its instructions per row (lower is "
+                     "better) and its statements per operation." if extra else ""), ""]
     for t in body:
         parts += [markdown_table(t), ""]
     if charts:
@@ -83,10 +102,11 @@ def render_summary(runs: Runs) -> str:
     """The terminal's end-of-run summary: the report's figures as text, without the run's bookkeeping.
 
     The same tables as the report (one builder, one formatter, one renderer), less the environment,
-    the runs table and the footnotes, which the report and the JSON keep.
+    the runs table, the statements tables and the footnotes, which the report and the JSON keep. An
+    instructions run has no rows/s: its summary is one line saying so and the instructions tables.
     """
-    body = [t for t in sections(runs) if t.anchor != "runs"]
-    return "\n\n".join(text_table(t) for t in body)
+    body = [t for t in sections(runs) if t.anchor != "runs" and not t.anchor.startswith("statements-")]
+    return "\n\n".join(([T.UNTIMED] if _untimed(runs) else []) + [text_table(t) for t in body])
 
 
 def render_not_run(entries: Iterable[tuple[str, str, str]], width: int = 100) -> str:

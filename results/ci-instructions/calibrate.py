@@ -1,0 +1,61 @@
+"""Sizes the delayed arm's extra work in instructions (tests/delay_arm.py, "by instructions").
+
+    python calibrate.py BASELINE.json calibration.json
+
+BASELINE.json: an ``--ormbench-instructions`` run of the delayed arm at ORMBENCH_TEST_SLOWDOWN=0. For
+every cell it writes ``{model:op: median instructions / instructions of one spin iteration}``: the spin
+iterations that cost as much as the op itself, so that a slowdown s spins s times that many. One spin
+iteration's cost is counted under callgrind, in a child, the same way the harness counts an op.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from pytest_ormbench.instruments import callgrind
+
+CHILD = """
+import os
+from pathlib import Path
+from pytest_ormbench.instruments.callgrind import Callgrind
+from tests.delay_arm import spin
+cg = Callgrind(Path(os.environ["PYTEST_ORMBENCH_CALLGRIND_DIR"]))
+counts = []
+for n in (100000, 200000):
+    cg.start(); spin(n); counts.append(cg.stop())
+print((counts[1] - counts[0]) / 100000)
+"""
+
+
+def per_iteration() -> float:
+    vg = callgrind.check_available()
+    root = Path(__file__).resolve().parents[2]
+    with tempfile.TemporaryDirectory() as out:
+        proc = subprocess.run([*callgrind.command(vg, Path(out)), sys.executable, "-c", CHILD], cwd=root,
+                              env={**os.environ, callgrind.OUT_DIR_ENV: out, "PYTHONPATH": str(root)},
+                              capture_output=True, text=True, check=True)
+    return float(proc.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    base, out = Path(sys.argv[1]), Path(sys.argv[2])
+    each = per_iteration()
+    doc = json.loads(base.read_text())
+    table = {}
+    for b in doc["benchmarks"]:
+        e = b["extra_info"]
+        if e["arm"] == "delayed":
+            table[f"{e['model']}:{e['op_name']}"] = statistics.median(e["measures"]["instructions"]) / each
+    out.write_text(json.dumps({"instructions_per_spin_iteration": each, **table}, indent=1, sort_keys=True) + "\n")
+    print(f"{len(table)} cells; one spin iteration = {each:.1f} instructions")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,115 @@
+"""Does the plugin's timed region cost anything? The plugin's round against a bare perf_counter loop.
+
+For each op of the raw sqlite3 control arm (warm, default table, the plugin's default sizes), rounds
+alternate between the plugin's timed region (``runner.run_round`` under a GC discipline) and a bare
+loop around the same adapter method (``perf_counter`` before and after, nothing done to the garbage
+collector), on the same arm, connection and starting state (restored before every round), the order
+swapped every pair. Both kinds of round prepare their inputs the same way (``runner._prepare``) and are
+followed by the same verification, so the only difference is what the plugin does around the clock.
+
+Printed per op and discipline: the median over pairs of bare time / plugin time (1.000: the plugin's
+region costs nothing; 0.95: the op reads 5 % slower through the plugin), and its spread. The target
+is >= 0.99 on every op.
+
+    python results/fidelity.py --pairs 21 --disciplines collect,freeze,disable > results/fidelity.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import shutil
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from pytest_ormbench import runner
+from pytest_ormbench.contract import MODELS, OPS, OPS_BY_LETTER, Settings
+from pytest_ormbench.plan import Sizes, make_plan
+from pytest_ormbench.registry import CONTROL_ARM, import_arm, resolve
+from pytest_ormbench.verify import verify
+
+
+def bare_round(arm, plan, db) -> float:
+    """The same op timed by a bare loop: prepare, clock, call, clock; the collector left alone."""
+    args, objs = runner._prepare(arm, plan)
+    method = getattr(arm, plan.op.name)
+    t0 = time.perf_counter()
+    result = method(*args)
+    t1 = time.perf_counter()
+    verify(arm, plan, result, objs, arm.snapshot(), None)
+    return t1 - t0
+
+
+def measure(letter: str, disciplines: list[str], pairs: int, sizes: Sizes, work: Path) -> dict[str, list[float]]:
+    arm_cls = import_arm(resolve(CONTROL_ARM).target)
+    settings = Settings("delete", "full")
+    plan = make_plan("simple", letter, "default", sizes)
+    template = runner.ensure_template(arm_cls, plan.state, settings, work / "templates")
+    db = work / f"{letter}.db"
+    shutil.copyfile(template, db)
+    arm = arm_cls(MODELS["simple"], settings)
+    arm.open(db)
+    ratios: dict[str, list[float]] = {d: [] for d in disciplines}
+    try:
+        runner.run_round(arm, plan, db)  # warm-up, as the plugin's warm mode does
+        for i in range(pairs):
+            for d in disciplines:
+                times = {}
+                for kind in (("plugin", "bare") if i % 2 == 0 else ("bare", "plugin")):
+                    arm.restore(template)
+                    times[kind] = (runner.run_round(arm, plan, db, discipline=d).seconds if kind == "plugin"
+                                   else bare_round(arm, plan, db))
+                ratios[d].append(times["bare"] / times["plugin"])
+    finally:
+        arm.close()
+    return ratios
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pairs", type=int, default=21)
+    ap.add_argument("--ops", default="".join(op.letter for op in OPS))
+    ap.add_argument("--disciplines", default=runner.GC_DISCIPLINE)
+    ap.add_argument("--iterations", type=int, default=100)
+    ap.add_argument("--batch", type=int, default=10000)
+    a = ap.parse_args()
+    disciplines = a.disciplines.split(",")
+    bad = [d for d in disciplines if d not in runner.GC_DISCIPLINES]
+    if bad:
+        print(f"fidelity: unknown discipline {bad[0]!r}; known: {', '.join(runner.GC_DISCIPLINES)}", file=sys.stderr)
+        return 2
+    work = Path(tempfile.mkdtemp(prefix="ormbench-fidelity-"))
+    started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    try:
+        rows = []
+        for letter in a.ops:
+            r = measure(letter, disciplines, a.pairs, Sizes(a.iterations, a.batch), work)
+            rows.append((OPS_BY_LETTER[letter].title, r))
+            print(f"{letter} " + " ".join(f"{d} {statistics.median(v):.3f}" for d, v in r.items()),
+                  file=sys.stderr, flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"# Fidelity: the plugin's timed region against a bare loop\n\n"
+          f"`python results/fidelity.py --pairs {a.pairs} --disciplines {a.disciplines}` "
+          f"(started {started}; Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, "
+          f"{platform.machine()}, sizes {a.iterations}/{a.batch}; raw sqlite3 arm, Test 1, warm, default table, "
+          f"journal_mode=delete, synchronous=full).\n\n"
+          f"Median over {a.pairs} alternating pairs of bare time / plugin time (1.000: no cost; below: the plugin "
+          f"reads slower), with the pairs' interquartile range.\n")
+    print("| op | " + " | ".join(disciplines) + " |")
+    print("| --- | " + " | ".join("---:" for _ in disciplines) + " |")
+    for title, r in rows:
+        cells = []
+        for d in disciplines:
+            q = statistics.quantiles(r[d], n=4)
+            cells.append(f"{statistics.median(r[d]):.3f} ({q[0]:.3f}–{q[2]:.3f})")
+        print(f"| {title} | " + " | ".join(cells) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
