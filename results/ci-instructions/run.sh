@@ -11,29 +11,27 @@ MATRIX="--ormbench-register=tests.delay_arm:DelayedSqlite3Arm --ormbench-mode=wa
         --ormbench-models=simple,fk --ormbench-batch=1000 -p no:cacheprovider -q"
 export PYTHONPATH=$PWD
 
+# six same-code runs (PREFIX-base-N) and one per slowdown (PREFIX-delay-PCT), with the given options
+series() {
+    local prefix=$1 options=$2 i pct
+    for i in 1 2 3 4 5 6; do
+        ORMBENCH_TEST_SLOWDOWN=0 $PY -m pytest bench_suites $options \
+            --benchmark-json=$OUT/$prefix-base-$i.json > $OUT/$prefix-base-$i.log 2>&1
+    done
+    for pct in 2 5 10; do
+        ORMBENCH_TEST_SLOWDOWN=0.$(printf %02d $pct) $PY -m pytest bench_suites $options \
+            --benchmark-json=$OUT/$prefix-delay-$pct.json > $OUT/$prefix-delay-$pct.log 2>&1
+    done
+}
+
 if [ "$what" != time ]; then
     # instructions: no control arm (no drift to correct), 3 rounds (counts repeat to ~0.01 %)
     IM="$MATRIX --ormbench-arms=delayed --ormbench-control=off --ormbench-rounds=3 --ormbench-instructions"
     ORMBENCH_TEST_SLOWDOWN=0 $PY -m pytest bench_suites $IM --benchmark-json=$OUT/instr-calib.json > $OUT/instr-calib.log 2>&1
     $PY $OUT/calibrate.py $OUT/instr-calib.json $OUT/calibration.json
-    export ORMBENCH_TEST_SLOWDOWN_CALIBRATION=$OUT/calibration.json
-    for i in 1 2 3 4 5 6; do
-        ORMBENCH_TEST_SLOWDOWN=0 $PY -m pytest bench_suites $IM --benchmark-json=$OUT/instr-base-$i.json > $OUT/instr-base-$i.log 2>&1
-    done
-    for pct in 2 5 10; do
-        ORMBENCH_TEST_SLOWDOWN=0.$(printf %02d $pct) $PY -m pytest bench_suites $IM \
-            --benchmark-json=$OUT/instr-delay-$pct.json > $OUT/instr-delay-$pct.log 2>&1
-    done
-    unset ORMBENCH_TEST_SLOWDOWN_CALIBRATION
+    ORMBENCH_TEST_SLOWDOWN_CALIBRATION=$OUT/calibration.json series instr "$IM"
 fi
 if [ "$what" != instructions ]; then
     # time: the control arm beside it for the drift correction, 15 rounds, as docs/ci.md's matrix
-    TM="$MATRIX --ormbench-arms=sqlite3,delayed --ormbench-rounds=15"
-    for i in 1 2 3 4 5 6; do
-        ORMBENCH_TEST_SLOWDOWN=0 $PY -m pytest bench_suites $TM --benchmark-json=$OUT/time-base-$i.json > $OUT/time-base-$i.log 2>&1
-    done
-    for pct in 2 5 10; do
-        ORMBENCH_TEST_SLOWDOWN=0.$(printf %02d $pct) $PY -m pytest bench_suites $TM \
-            --benchmark-json=$OUT/time-delay-$pct.json > $OUT/time-delay-$pct.log 2>&1
-    done
+    series time "$MATRIX --ormbench-arms=sqlite3,delayed --ormbench-rounds=15"
 fi

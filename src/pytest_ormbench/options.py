@@ -44,7 +44,7 @@ class Option:
 
 OPTIONS: tuple[Option, ...] = (
     Option("preset", DEFAULT_PRESET, "a named choice of modes, tables, rounds and sizes: "
-           + "; ".join(f"{p.name} ({p.describe()})" for p in PRESETS.values())
+           + "; ".join(f"{p.name}, {p.about} ({p.describe()})" for p in PRESETS.values())
            + "; options given as well override it", metavar="NAME"),
     Option("arms", "all", "arms to run, comma-separated registry names, or 'all'"),
     Option("models", "simple,fk,wide", "models: simple, fk, wide (the reference's Tests 1, 2, 3)"),

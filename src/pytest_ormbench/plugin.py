@@ -214,6 +214,8 @@ def _plan_line(run: _options.RunConfig, planned: list[CellKey]) -> str:
     settings = ", ".join(f"{k} {v}" for k, v in in_force.items() if not (run.verify_only and k == "rounds"))
     line = (f"pytest-ormbench: preset {preset.name}{' with ' + ', '.join(changed) + ' changed' if changed else ''} "
             f"({settings}): {len(planned):,} cells of {arms} arm(s), {what}")
+    if run.instructions:
+        return line + "; instructions counted under callgrind (the rounds run 10-100x slower than timed ones)"
     if preset.measured_seconds and not run.verify_only and not changed:
         from .progress import duration
 

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Repeatability of instruction counts: the smoke matrix (every arm, sync and async; Tests 1-3, A-K at the
+# smoke sizes), warm on the default table, cold on Test 1, counted under callgrind twice or more.
+#   bash results/instructions-repeatability/run.sh NAME [load]
+# "load" keeps the other core busy (a Python busy loop) for the whole run.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PY=${PY:-python}
+OUT=results/instructions-repeatability
+name=$1
+loader=""
+if [ "${2:-}" = load ]; then
+    $PY -c "while True: pass" &
+    loader=$!
+    trap 'kill $loader 2>/dev/null || true' EXIT
+fi
+COMMON="bench_suites -p no:cacheprovider -q --ormbench-instructions --ormbench-rounds=1 --ormbench-iterations=5
+        --ormbench-batch=50 --ormbench-table=default"
+start=$(date +%s)
+$PY -m pytest $COMMON --ormbench-mode=warm --benchmark-json=$OUT/$name-warm.json > $OUT/$name-warm.log 2>&1 || true
+$PY -m pytest $COMMON --ormbench-mode=cold --ormbench-models=simple --benchmark-json=$OUT/$name-cold.json \
+    > $OUT/$name-cold.log 2>&1 || true
+echo "$name ${2:-quiet}: $(( $(date +%s) - start )) s" >> $OUT/wall-times.txt
