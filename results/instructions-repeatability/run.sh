@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Repeatability of instruction counts: the smoke matrix (every arm, sync and async; Tests 1-3, A-K at the
 # smoke sizes), warm on the default table, cold on Test 1, counted under callgrind twice or more.
-#   bash results/instructions-repeatability/run.sh NAME [load]
-# "load" keeps the other core busy (a Python busy loop) for the whole run.
+#   bash results/instructions-repeatability/run.sh NAME [load|quiet] [warm,cold]
+# "load" keeps the other core busy (a Python busy loop) for the whole run; the third argument picks the parts.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=${PY:-python}
@@ -16,8 +16,13 @@ if [ "${2:-}" = load ]; then
 fi
 COMMON="bench_suites -p no:cacheprovider -q --ormbench-instructions --ormbench-rounds=1 --ormbench-iterations=5
         --ormbench-batch=50 --ormbench-table=default"
+parts=${3:-warm,cold}
 start=$(date +%s)
-$PY -m pytest $COMMON --ormbench-mode=warm --benchmark-json=$OUT/$name-warm.json > $OUT/$name-warm.log 2>&1 || true
-$PY -m pytest $COMMON --ormbench-mode=cold --ormbench-models=simple --benchmark-json=$OUT/$name-cold.json \
-    > $OUT/$name-cold.log 2>&1 || true
-echo "$name ${2:-quiet}: $(( $(date +%s) - start )) s" >> $OUT/wall-times.txt
+if [[ $parts == *warm* ]]; then
+    $PY -m pytest $COMMON --ormbench-mode=warm --benchmark-json=$OUT/$name-warm.json > $OUT/$name-warm.log 2>&1 || true
+fi
+if [[ $parts == *cold* ]]; then
+    $PY -m pytest $COMMON --ormbench-mode=cold --ormbench-models=simple --benchmark-json=$OUT/$name-cold.json \
+        > $OUT/$name-cold.log 2>&1 || true
+fi
+echo "$name ${2:-quiet} $parts: $(( $(date +%s) - start )) s, ended $(date -u +%FT%TZ)" >> $OUT/wall-times.txt

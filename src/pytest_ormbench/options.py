@@ -65,7 +65,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("register", "", "extra arm as module:Class (repeatable), for arms not in the registry", kind="linelist",
            metavar="MODULE:CLASS"),
     Option("schedule", "interleaved", "interleaved (round r of every cell before round r+1, arm order rotated "
-           "each round) or back-to-back (all rounds of a cell together)"),
+           "each round; with --ormbench-instructions back-to-back unless given) or back-to-back (all rounds of a cell "
+           "together)"),
     Option("compare", "", "compare this run with a baseline: a pytest-benchmark JSON file or a run saved with "
            "--benchmark-save (number or name); exit status 1 on a regression", metavar="BASELINE"),
     Option("compare-markdown", "", "write the comparison as Markdown (for a pull-request comment) to this path",
@@ -219,6 +220,8 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
     journal = _one("--ormbench-sqlite-journal", get("sqlite-journal"), JOURNAL_MODES)
     sync = _one("--ormbench-sqlite-synchronous", get("sqlite-synchronous"), tuple(SYNCHRONOUS))
     schedule = _one("--ormbench-schedule", get("schedule"), SCHEDULES)
+    if get("instructions") and _raw(config, o["schedule"]) is None:
+        schedule = "back-to-back"  # counts do not drift: interleaving would only start more processes
     alpha = _fraction("--ormbench-alpha", get("alpha"))
     probe = _one("--ormbench-probe", get("probe"), ("on", "off")) == "on"
     correction = _one("--ormbench-correction", get("correction"), ("holm", "none"))

@@ -100,8 +100,6 @@ class Scheduler:
     def __post_init__(self) -> None:
         self.env = child_env([str(self.rootdir)])
         self.workers: dict[str, Worker] = {}
-        #: instructions runs: the warm workers that measure, under callgrind (``workers`` build, uninstrumented)
-        self.measurers: dict[str, Worker] = {}
         #: timed runs: per arm, the warm worker that counts statements (traced, so it never times a round)
         self.counters: dict[str, Worker] = {}
         self._prefix: list[str] | None = None
@@ -136,15 +134,6 @@ class Scheduler:
             w = self.workers[arm] = Worker(env=self.env, cwd=str(self.rootdir))
         return w
 
-    def _measurer(self, arm: str) -> Worker:
-        """The arm's long-lived worker for warm rounds: the builder itself, or one under callgrind."""
-        if self._prefix is None:
-            return self._persistent(arm)
-        w = self.measurers.get(arm)
-        if w is None or w.proc.poll() is not None:
-            w = self.measurers[arm] = Worker(env=self._measuring_env, cwd=str(self.rootdir), prefix=self._prefix)
-        return w
-
     def _fresh(self, measuring: bool = False) -> Worker:
         """A new worker: under callgrind when it measures an instructions run."""
         if measuring and self._prefix is not None:
@@ -153,9 +142,9 @@ class Scheduler:
 
     def close(self) -> None:
         """Stop every worker and remove the run's databases."""
-        for w in [*self.workers.values(), *self.measurers.values(), *self.counters.values()]:
+        for w in [*self.workers.values(), *self.counters.values()]:
             w.close()
-        for pool in (self.workers, self.measurers, self.counters):
+        for pool in (self.workers, self.counters):
             pool.clear()
         if self._probe_worker is not None:
             self._probe_worker.close()
@@ -177,7 +166,7 @@ class Scheduler:
             reply = worker.request(payload)
         except WorkerCrashed as exc:
             if persistent:
-                for pool in (self.workers, self.measurers, self.counters):
+                for pool in (self.workers, self.counters):
                     if pool.get(key.arm) is worker:
                         pool.pop(key.arm)
             raise CellProblem("failed", f"worker crashed: {exc}") from None
@@ -204,9 +193,14 @@ class Scheduler:
         """
         record: CellRecord | None = None
         inline = count and not self.timed
-        if key.mode == "warm":
+        if key.mode == "warm" and self._prefix is not None:
+            # under callgrind a warm cell gets a process of its own (warm-up, then its rounds): an op's count
+            # then depends on the cell alone, not on what other cells left in a long-lived worker's heap
+            cell = self._cell(key, rounds, True, memory)
+            record = CellRecord.from_json(self._once(key, cell, measuring=True)["record"])
+        elif key.mode == "warm":
             cell = self._cell(key, rounds, True, memory, statements=inline)
-            reply = self._ask(self._measurer(key.arm), key, {"cmd": "run", "cell": cell.to_json()}, persistent=True)
+            reply = self._ask(self._persistent(key.arm), key, {"cmd": "run", "cell": cell.to_json()}, persistent=True)
             record = CellRecord.from_json(reply["record"])
         else:
             for r in range(rounds):
