@@ -8,10 +8,12 @@ pytest-benchmark's internals (``benchmark._make_stats``, ``benchmark._mode``). T
 from __future__ import annotations
 
 import functools
+import signal
+import threading
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import pytest
 
@@ -39,6 +41,7 @@ class OrmbenchSession:
 
 
 SESSION_KEY = pytest.StashKey[OrmbenchSession]()
+SIGTERM_KEY = pytest.StashKey[Any]()
 XDIST_BENCHMARK_WARNING = "Benchmarks are automatically disabled because xdist"
 
 
@@ -53,6 +56,21 @@ def _known_arms(register: tuple[str, ...]) -> list[str]:
 BASELINE_KEY = pytest.StashKey[object]()
 
 
+def _stop_on_sigterm() -> Any:
+    """SIGTERM (a CI job cancelled, ``kill``) ends the run as Ctrl-C does, so that the workers are stopped and
+    the run's databases removed; only where nobody else handles SIGTERM. Returns the handler to restore."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return None
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
+    return signal.SIG_DFL
+
+
 def pytest_configure(config: pytest.Config) -> None:
     run = _options.parse(config, _known_arms)
     # -q: at most a line a minute; otherwise every 30 s (and at the end of every phase)
@@ -60,6 +78,7 @@ def pytest_configure(config: pytest.Config) -> None:
     scheduler = Scheduler(run, all_arms(run.register), Path(str(config.rootpath)),
                           say=functools.partial(_progress, config), progress_interval=interval)
     config.stash[SESSION_KEY] = OrmbenchSession(scheduler)
+    config.stash[SIGTERM_KEY] = _stop_on_sigterm()
     config.pluginmanager.register(ControlArm(), "ormbench-control-arm")
     if run.verify_only:  # nothing is timed, so pytest-benchmark's xdist warning concerns nothing
         config.addinivalue_line("filterwarnings", f"ignore:{XDIST_BENCHMARK_WARNING}")
@@ -117,6 +136,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:
         session.scheduler.close()
+    previous = config.stash.get(SIGTERM_KEY, None)
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -1,0 +1,60 @@
+"""A run stopped by Ctrl-C (SIGINT) or SIGTERM leaves no worker process and no database behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _marked(mark: str) -> list[int]:
+    """Processes whose environment carries the mark (the run and every worker it started)."""
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if mark.encode() in (proc / "environ").read_bytes():
+                pids.append(int(proc.name))
+        except OSError:
+            continue
+    return pids
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc (Linux)")
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_stopped_run_leaves_nothing_behind(tmp_path: Path, signum: int) -> None:
+    mark = f"ORMBENCH_INTERRUPT_TEST={uuid.uuid4().hex}"
+    env = {**os.environ, "TMPDIR": str(tmp_path), mark.split("=")[0]: mark.split("=")[1]}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "bench_suites", "-p", "no:cacheprovider", "-q", "--ormbench-arms=sqlite3",
+         "--ormbench-models=simple", "--ormbench-mode=warm,cold", "--ormbench-rounds=50", "--ormbench-probe=off"],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        # wait until the run has its databases and its workers
+        while not (list(tmp_path.glob("pytest-ormbench-*/work")) and len(_marked(mark)) > 2):
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else ""
+            assert time.monotonic() < deadline, "the run did not start its workers in time"
+            time.sleep(0.2)
+        proc.send_signal(signum)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode != 0, out
+    assert "Traceback" not in out.split("KeyboardInterrupt")[0], out
+    deadline = time.monotonic() + 10
+    while _marked(mark) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _marked(mark), f"worker processes left: {_marked(mark)}"
+    assert not list(tmp_path.glob("pytest-ormbench-*")), list(tmp_path.iterdir())
