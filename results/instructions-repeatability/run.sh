@@ -17,9 +17,10 @@ fi
 COMMON="bench_suites -p no:cacheprovider -q --ormbench-instructions --ormbench-rounds=1 --ormbench-iterations=5
         --ormbench-batch=50 --ormbench-table=default"
 parts=${3:-warm,cold}
+models=${MODELS:-simple,fk,wide}
 start=$(date +%s)
 if [[ $parts == *warm* ]]; then
-    $PY -m pytest $COMMON --ormbench-mode=warm --benchmark-json=$OUT/$name-warm.json > $OUT/$name-warm.log 2>&1 || true
+    $PY -m pytest $COMMON --ormbench-mode=warm --ormbench-models=$models --benchmark-json=$OUT/$name-warm.json > $OUT/$name-warm.log 2>&1 || true
 fi
 if [[ $parts == *cold* ]]; then
     $PY -m pytest $COMMON --ormbench-mode=cold --ormbench-models=simple --benchmark-json=$OUT/$name-cold.json \
