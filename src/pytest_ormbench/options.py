@@ -220,8 +220,6 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
     journal = _one("--ormbench-sqlite-journal", get("sqlite-journal"), JOURNAL_MODES)
     sync = _one("--ormbench-sqlite-synchronous", get("sqlite-synchronous"), tuple(SYNCHRONOUS))
     schedule = _one("--ormbench-schedule", get("schedule"), SCHEDULES)
-    if get("instructions") and _raw(config, o["schedule"]) is None:
-        schedule = "back-to-back"  # counts do not drift: interleaving would only start more processes
     alpha = _fraction("--ormbench-alpha", get("alpha"))
     probe = _one("--ormbench-probe", get("probe"), ("on", "off")) == "on"
     correction = _one("--ormbench-correction", get("correction"), ("holm", "none"))
@@ -237,6 +235,8 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
             raise pytest.UsageError("--ormbench-instructions counts timed rounds; it cannot be combined with "
                                     "--ormbench-verify-only")
     compare_measure = _one("--ormbench-compare-measure", get("compare-measure"), COMPARABLE)
+    if instructions and _raw(config, o["schedule"]) is None:
+        schedule = "back-to-back"  # counts do not drift: interleaving would only start more processes
     return RunConfig(
         arms=arms, models=models, ops=ops, modes=modes, tables=tables, rounds=rounds,
         sizes=Sizes(iterations, batch), settings=Settings(journal, sync),

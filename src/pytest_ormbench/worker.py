@@ -77,7 +77,9 @@ def measure(cell: "Cell") -> "CellRecord":
     measures: dict[str, list[float]] = {WALL: [r.seconds for r in rounds],
                                         GC_COLLECTIONS: [float(r.gc_collections) for r in rounds]}
     if counters.callgrind is not None:
-        measures[INSTRUCTIONS] = [float(r.instructions or 0) for r in rounds]
+        if any(r.instructions is None for r in rounds):
+            raise RuntimeError("a round ran under callgrind but brought back no instruction count")
+        measures[INSTRUCTIONS] = [float(r.instructions) for r in rounds]  # type: ignore[arg-type]
     arm_cls = import_arm(cell.target)
     plan = make_plan(cell.model, cell.op, cell.table, cell.sizes)
     key = CellKey(cell.arm, cell.model, cell.op, cell.mode, cell.table)
