@@ -1,5 +1,5 @@
 """The benchmark matrix: one test, parametrized by pytest-ormbench over
-arm x model x operation x mode x table (see the ``--ormbench-*`` options)."""
+arm x model x operation x mode x table x database (see the ``--ormbench-*`` options)."""
 
 import math
 import statistics
@@ -19,6 +19,8 @@ def test_orm(ormbench_cell, ormbench_run, request):
     record = ormbench_cell()
     info = dict(record) if isinstance(record, Mapping) else record.to_json()
     cell = f"{info['arm']}-{info['model']}-{info['op_name']}-{info['mode']}-{info['table']}"
+    if info.get("db", "sqlite") != "sqlite":
+        cell += f"-{info['db']}"  # a server database ends the id; SQLite cells keep their ids
     assert cell == request.node.callspec.id, f"the record is {cell}'s"
     assert info["verified"] is True
     # the rounds in force (the command line, the ini file or the preset), as the plugin parsed them

@@ -71,6 +71,10 @@ class RunConfig:
     instructions: bool = False
     #: the measure ``--ormbench-compare`` judges by
     compare_measure: str = "wall_seconds"
+    #: the database axis (``--ormbench-db``): ``sqlite`` and/or ``postgresql``
+    dbs: tuple[str, ...] = ("sqlite",)
+    #: an existing PostgreSQL server (``--ormbench-postgresql-url``); empty: the plugin starts one
+    postgresql_url: str = ""
 
     @property
     def timed(self) -> bool:

@@ -169,14 +169,29 @@ class Settings:
     journal_mode: str = "delete"
     synchronous: str = "full"
     foreign_keys: bool = True
+    #: PostgreSQL: durability settings changed from the server's durable defaults for every arm, as
+    #: (name, value) pairs of ``synchronous_commit``, ``fsync``, ``full_page_writes``, ``wal_sync_method``
+    postgresql: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"journal_mode": self.journal_mode, "synchronous": self.synchronous, "foreign_keys": self.foreign_keys}
+        out: dict[str, Any] = {"journal_mode": self.journal_mode, "synchronous": self.synchronous,
+                               "foreign_keys": self.foreign_keys}
+        if self.postgresql:
+            out["postgresql"] = dict(self.postgresql)
+        return out
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> "Settings":
+        return cls(journal_mode=d.get("journal_mode", "delete"), synchronous=d.get("synchronous", "full"),
+                   foreign_keys=bool(d.get("foreign_keys", True)),
+                   postgresql=tuple(sorted((str(k), str(v)) for k, v in (d.get("postgresql") or {}).items())))
 
     def describe(self) -> dict[str, str]:
         """The settings as a person reads them (``foreign_keys=on``)."""
-        return {"journal_mode": self.journal_mode, "synchronous": self.synchronous,
-                "foreign_keys": "on" if self.foreign_keys else "off"}
+        out = {"journal_mode": self.journal_mode, "synchronous": self.synchronous,
+               "foreign_keys": "on" if self.foreign_keys else "off"}
+        out.update({f"postgresql.{k}": v for k, v in self.postgresql})
+        return out
 
 
 class Unsupported(Exception):
@@ -235,6 +250,12 @@ class Arm(abc.ABC):
     #: or a ``Database`` instance for an engine that comes with its arm. The harness counts
     #: commits and connections through it and copies and removes the arm's databases with it.
     database: ClassVar[Any] = "sqlite"
+    #: the values of the database axis (``--ormbench-db``) the arm runs on: ``sqlite`` is the embedded
+    #: side (SQLite, or the arm's own store), a server name means the arm connects to that server, and
+    #: ``open()`` then receives a :class:`pytest_ormbench.databases.ServerLocation` instead of a path
+    databases: ClassVar[tuple[str, ...]] = ("sqlite",)
+    #: database axis value -> why the arm cannot run there (reported on its cells; others: "not ported")
+    database_notes: ClassVar[Mapping[str, str]] = {}
 
     def __init__(self, model: ModelSpec, settings: Settings) -> None:
         self.model = model
@@ -243,7 +264,7 @@ class Arm(abc.ABC):
     # -- connection ---------------------------------------------------------
     @abc.abstractmethod
     def open(self, path: Path) -> None:
-        """Point the arm at a database (it may connect lazily)."""
+        """Point the arm at a database (it may connect lazily): a file path, or a server database's location."""
 
     @abc.abstractmethod
     def close(self) -> None:

@@ -16,7 +16,11 @@ from .config import DEFAULT_PRESET, PRESETS, SCHEDULES, RunConfig
 from .contract import JOURNAL_MODES, MODELS, MODES, OPS, OPS_BY_LETTER, OPS_BY_NAME, SYNCHRONOUS, TABLES, Settings
 from .plan import Sizes
 from .record import COMPARABLE
-from .registry import CONTROL_ARM
+from .registry import CONTROL_ARMS
+
+#: the database axis's values (``databases.AXIS``, repeated here so that parsing imports no driver)
+DB_AXIS = ("sqlite", "postgresql")
+DB_ALIASES = {"postgres": "postgresql", "pg": "postgresql", "sqlite3": "sqlite"}
 
 MODEL_ALIASES = {"1": "simple", "2": "fk", "3": "wide", "test1": "simple", "test2": "fk", "test3": "wide"}
 
@@ -54,6 +58,16 @@ OPTIONS: tuple[Option, ...] = (
     Option("rounds", "5", "timed rounds per cell; the result is their median"),
     Option("iterations", "100", "rows for insert_single; gets are 2x, filter_small passes are /10"),
     Option("batch", "10000", "rows for insert_batch and insert_bulk"),
+    Option("db", "sqlite", "databases, comma-separated: sqlite (the embedded side: SQLite, and ObjectBox's own store) "
+           "and/or postgresql (a throwaway server the plugin starts from the machine's binaries, or the one "
+           "--ormbench-postgresql-url names)"),
+    Option("postgresql-url", "", "an existing PostgreSQL server to run on instead of a throwaway one, "
+           "postgresql://USER[:PASSWORD]@HOST[:PORT]/DB (a superuser or a role that may create databases); the "
+           "plugin creates and drops only databases of its own there", metavar="URL"),
+    Option("postgresql-settings", "", "PostgreSQL durability for every arm, changed from the server's durable "
+           "defaults: comma-separated NAME=VALUE of synchronous_commit, fsync, full_page_writes, wal_sync_method "
+           "(applied to the throwaway server; on a URL server synchronous_commit is set per database and the "
+           "others must already hold)", metavar="NAME=VALUE,..."),
     Option("sqlite-journal", "delete", "SQLite journal_mode for every arm: delete or wal"),
     Option("sqlite-synchronous", "full", "SQLite synchronous for every arm: full, normal or off"),
     Option("verify-only", "false", "run every cell once with verification, record no timings (works under xdist)",
@@ -143,6 +157,23 @@ def _choices(flag: str, value: str, valid: dict[str, str], allow_all: bool, orde
     return tuple(sorted(picked, key=order.index))
 
 
+def _pg_settings(value: str) -> tuple[tuple[str, str], ...]:
+    """``--ormbench-postgresql-settings``: NAME=VALUE pairs of the durability settings, checked by name."""
+    from .databases.postgresql import DURABILITY
+
+    pairs: dict[str, str] = {}
+    for item in _split(value):
+        name, sep, setting = item.partition("=")
+        name, setting = name.strip().lower(), setting.strip().lower()
+        if not sep or not setting:
+            raise pytest.UsageError(f"--ormbench-postgresql-settings: expected NAME=VALUE, got {item!r}")
+        if name not in DURABILITY:
+            raise pytest.UsageError(f"--ormbench-postgresql-settings: unknown setting {name!r}; valid: "
+                                    + ", ".join(DURABILITY))
+        pairs[name] = setting
+    return tuple(sorted(pairs.items()))
+
+
 def _positive_int(flag: str, value: Any) -> int:
     try:
         n = int(str(value).strip())
@@ -197,10 +228,22 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
         arm_names = known_arms(register)
     except Exception as exc:  # an extra arm that does not import
         raise pytest.UsageError(f"--ormbench-register: cannot load arm: {exc}") from None
-    arms = _choices("--ormbench-arms", get("arms"), {a: a for a in arm_names}, True, arm_names)
+    dbs = _choices("--ormbench-db", get("db"), {d: d for d in DB_AXIS} | DB_ALIASES, False, list(DB_AXIS))
+    everything = [a for a in arm_names if CONTROL_ARMS.get(a, dbs[0]) in dbs]
+    if [i.lower() for i in _split(get("arms"))] == ["all"]:
+        arms = tuple(everything)  # every arm, but the control arms of databases not in the run
+    else:
+        arms = _choices("--ormbench-arms", get("arms"), {a: a for a in arm_names}, False, arm_names)
     control = _one("--ormbench-control", get("control"), ("on", "off")) == "on"
-    if control and CONTROL_ARM in arm_names and CONTROL_ARM not in arms:
-        arms = (CONTROL_ARM, *arms)  # the yardstick runs beside any selection, like the drift probe
+    if control:
+        # the yardsticks run beside any selection, like the drift probe: one per database in the run
+        wanted = [a for a, db in CONTROL_ARMS.items() if db in dbs and a in arm_names]
+        arms = tuple(a for a in arm_names if a in arms or a in wanted)
+    pg_url = str(get("postgresql-url") or "").strip()
+    pg_settings = _pg_settings(str(get("postgresql-settings") or ""))
+    if (pg_url or pg_settings) and "postgresql" not in dbs:
+        raise pytest.UsageError("--ormbench-postgresql-url and --ormbench-postgresql-settings need "
+                                "--ormbench-db=postgresql (or sqlite,postgresql)")
 
     model_order = list(MODELS)
     model_valid = {m: m for m in model_order} | MODEL_ALIASES
@@ -239,7 +282,8 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
         schedule = "back-to-back"  # counts do not drift: interleaving would only start more processes
     return RunConfig(
         arms=arms, models=models, ops=ops, modes=modes, tables=tables, rounds=rounds,
-        sizes=Sizes(iterations, batch), settings=Settings(journal, sync),
+        sizes=Sizes(iterations, batch), settings=Settings(journal, sync, postgresql=pg_settings), dbs=dbs,
+        postgresql_url=pg_url,
         verify_only=bool(get("verify-only")), register=register,
         memory=bool(get("memory")), report=str(get("report") or "").strip(), schedule=schedule,
         compare=str(get("compare") or "").strip(), compare_markdown=str(get("compare-markdown") or "").strip(),

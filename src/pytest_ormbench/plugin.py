@@ -19,7 +19,7 @@ import pytest
 
 from . import options as _options
 from .record import CellKey, CellRecord, RecordError
-from .registry import CONTROL_ARM, all_arms
+from .registry import CONTROL_ARMS, all_arms
 from .scheduler import Scheduler
 
 
@@ -146,9 +146,9 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     run = metafunc.config.stash[SESSION_KEY].run
     keys = [
-        CellKey(arm, model, op, mode, table)
-        for arm in run.arms for model in run.models for op in run.ops
-        for mode in run.modes for table in run.tables
+        CellKey(arm, model, op, mode, table, db)
+        for db in run.dbs for arm in run.arms if CONTROL_ARMS.get(arm, db) == db
+        for model in run.models for op in run.ops for mode in run.modes for table in run.tables
     ]
     metafunc.parametrize("ormbench_cell", keys, ids=[k.id for k in keys], indirect=True)
 
@@ -177,7 +177,7 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
         return
     config = items[0].config
     kept = config.stash.setdefault(DESELECTED_KEY, [])
-    kept.extend(item for item in items if (key := _cell_of(item)) is not None and key.arm == CONTROL_ARM)
+    kept.extend(item for item in items if (key := _cell_of(item)) is not None and key.arm in CONTROL_ARMS)
 
 
 class ControlArm:
@@ -194,14 +194,16 @@ def _put_back_the_control_arm(config: pytest.Config, items: list[pytest.Item]) -
     dropped = config.stash.get(DESELECTED_KEY, [])
     if session is None or not session.run.control or not dropped:
         return
-    wanted = {(k.model, k.op, k.mode, k.table) for k in map(_cell_of, items) if k is not None}
-    present = {k for k in map(_cell_of, items) if k is not None and k.arm == CONTROL_ARM}
+    wanted = {(k.model, k.op, k.mode, k.table, k.db) for k in map(_cell_of, items) if k is not None}
+    present = {k for k in map(_cell_of, items) if k is not None and k.arm in CONTROL_ARMS}
     back = [item for item in dropped
-            if (k := _cell_of(item)) is not None and k not in present and (k.model, k.op, k.mode, k.table) in wanted]
+            if (k := _cell_of(item)) is not None and k not in present
+            and (k.model, k.op, k.mode, k.table, k.db) in wanted]
     if back:
         items[:0] = back
         dropped[:] = [item for item in dropped if item not in back]
-        session.notes.append(f"pytest-ormbench: the {CONTROL_ARM} control arm's {len(back)} cell(s) run beside the "
+        names = ", ".join(dict.fromkeys(k.arm for k in map(_cell_of, back) if k is not None))
+        session.notes.append(f"pytest-ormbench: the control arm(s) {names}: {len(back)} cell(s) run beside the "
                              "selection (the ORM-overhead table and the comparison's drift correction need them; "
                              "--ormbench-control=off leaves them out)")
 

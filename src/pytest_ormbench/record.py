@@ -35,15 +35,23 @@ class RecordError(ValueError):
     """A cell id or an ``extra_info`` that is not a pytest-ormbench cell."""
 
 
+#: the database every cell ran on before the database axis existed; its cells keep their ids
+DEFAULT_DB = "sqlite"
+#: the server databases the axis knows besides SQLite (their name ends a cell id)
+SERVER_DBS = ("postgresql", "mysql")
+
+
 @dataclass(frozen=True, order=True)
 class CellKey:
-    """Which cell: arm x model x operation x mode x table. ``op`` is the letter (A-K)."""
+    """Which cell: arm x model x operation x mode x table x database. ``op`` is the letter (A-K)."""
 
     arm: str
     model: str
     op: str
     mode: str
     table: str
+    #: the database the arm stored in: ``sqlite`` (the default, and ObjectBox's own store) or a server
+    db: str = DEFAULT_DB
 
     @property
     def operation(self) -> Op:
@@ -51,20 +59,31 @@ class CellKey:
 
     @property
     def id(self) -> str:
-        """The test id, e.g. ``peewee-simple-insert_single-cold-default`` (the one format, built here only)."""
-        return f"{self.arm}-{self.model}-{self.operation.name}-{self.mode}-{self.table}"
+        """The test id, e.g. ``peewee-simple-insert_single-cold-default`` (the one format, built here only).
+
+        A server database adds its name (``...-cold-default-postgresql``); SQLite cells keep the ids they
+        had before the database axis, so that earlier results and baselines still match.
+        """
+        base = f"{self.arm}-{self.model}-{self.operation.name}-{self.mode}-{self.table}"
+        return base if self.db == DEFAULT_DB else f"{base}-{self.db}"
 
     @classmethod
     def parse(cls, cell_id: str) -> CellKey:
         """The key of a test id made by :attr:`id` (arm names may hold hyphens; nothing else does)."""
+        db = DEFAULT_DB
+        head, _, last = cell_id.rpartition("-")
+        if last in SERVER_DBS:
+            cell_id, db = head, last
         parts = cell_id.rsplit("-", 4)
         if len(parts) != 5 or parts[2] not in OPS_BY_NAME or parts[1] not in MODELS:
             raise RecordError(f"not a pytest-ormbench cell id: {cell_id!r}")
         arm, model, op_name, mode, table = parts
-        return cls(arm, model, OPS_BY_NAME[op_name].letter, mode, table)
+        return cls(arm, model, OPS_BY_NAME[op_name].letter, mode, table, db)
 
-    def astuple(self) -> tuple[str, str, str, str, str]:
-        return (self.arm, self.model, self.op, self.mode, self.table)
+    def astuple(self) -> tuple[str, ...]:
+        """(arm, model, op, mode, table), and the database after them when it is not SQLite."""
+        base = (self.arm, self.model, self.op, self.mode, self.table)
+        return base if self.db == DEFAULT_DB else (*base, self.db)
 
 
 @dataclass
@@ -213,6 +232,7 @@ class CellRecord:
             "object_op": op.object_op,
             "mode": self.key.mode,
             "table": self.key.table,
+            "db": self.key.db,
             "rows": self.rows,
             "start_rows": self.start_rows,
             "rounds": self.rounds,
@@ -264,7 +284,7 @@ class CellRecord:
         """
         try:
             key = CellKey(str(info["arm"]), str(info["model"]), str(info["op"]), str(info["mode"]),
-                          str(info["table"]))
+                          str(info["table"]), str(info.get("db") or DEFAULT_DB))
             if key.op not in OPS_BY_LETTER or key.model not in MODELS:
                 raise RecordError(f"not a pytest-ormbench cell: op {key.op!r}, model {key.model!r}")
             measures = {str(k): [float(x) for x in v] for k, v in (info.get("measures") or {}).items()}

@@ -31,6 +31,8 @@ class ArmEntry:
     requires: tuple[str, ...] = ()
     #: the pip extra that installs them
     extra: str = ""
+    #: for a control arm (raw driver, hand-written SQL): the one database it runs on and is the yardstick for
+    control_for: str = ""
 
     def missing(self) -> str | None:
         """Why the arm cannot run here, or None."""
@@ -47,9 +49,15 @@ class ArmEntry:
 
 #: the raw sqlite3 control arm: the yardstick in the report, the drift probe, and the compare drift correction
 CONTROL_ARM = "sqlite3"
+#: every control arm -> the database it is the yardstick for (hand-written SQL on the raw driver)
+CONTROL_ARMS = {CONTROL_ARM: "sqlite", "psycopg": "postgresql", "asyncpg": "postgresql"}
 
 BUILTIN_ARMS: tuple[ArmEntry, ...] = (
-    ArmEntry(CONTROL_ARM, "bench_suites.raw_sqlite3:RawSqlite3Arm", "raw sqlite3"),
+    ArmEntry(CONTROL_ARM, "bench_suites.raw_sqlite3:RawSqlite3Arm", "raw sqlite3", control_for="sqlite"),
+    ArmEntry("psycopg", "bench_suites.raw_psycopg:RawPsycopgArm", "raw psycopg", ("psycopg",), "postgresql",
+             control_for="postgresql"),
+    ArmEntry("asyncpg", "bench_suites.raw_asyncpg:RawAsyncpgArm", "raw asyncpg", ("asyncpg",), "postgresql",
+             control_for="postgresql"),
     ArmEntry("django", "bench_suites.django_arm:DjangoArm", "Django", ("django",), "django"),
     ArmEntry("peewee", "bench_suites.peewee_arm:PeeweeArm", "peewee", ("peewee",), "peewee"),
     ArmEntry("sqlalchemy", "bench_suites.sqlalchemy_arm:SQLAlchemyArm", "SA ORM", ("sqlalchemy",), "sqlalchemy"),

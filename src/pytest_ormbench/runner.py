@@ -69,15 +69,18 @@ class Cell:
     #: count every round's statements in this process (a trace on every connection it opens; it costs a
     #: Python call per statement, so a timed run asks for it in a process of its own and keeps no time from it)
     statements: bool = False
+    #: the database axis: ``sqlite`` (the embedded side) or a server (``postgresql``)
+    db: str = "sqlite"
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Cell":
         return cls(
             arm=d["arm"], target=d["target"], model=d["model"], op=d["op"], table=d["table"], mode=d["mode"],
-            sizes=Sizes(**d["sizes"]), settings=Settings(**d["settings"]),
+            sizes=Sizes(**d["sizes"]), settings=Settings.from_json(d["settings"]),
             templates_dir=Path(d["templates_dir"]), work_dir=Path(d["work_dir"]),
             rounds=int(d.get("rounds", 1)), warmup=bool(d.get("warmup", False)),
             memory=bool(d.get("memory", False)), statements=bool(d.get("statements", False)),
+            db=str(d.get("db") or "sqlite"),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -86,7 +89,7 @@ class Cell:
             "sizes": {"iterations": self.sizes.iterations, "batch": self.sizes.batch},
             "settings": self.settings.to_json(), "templates_dir": str(self.templates_dir),
             "work_dir": str(self.work_dir), "rounds": self.rounds, "warmup": self.warmup,
-            "memory": self.memory, "statements": self.statements,
+            "memory": self.memory, "statements": self.statements, "db": self.db,
         }
 
 
@@ -103,7 +106,8 @@ class RoundResult:
 
 
 def _settings_tag(settings: Settings) -> str:
-    return f"{settings.journal_mode}-{settings.synchronous}-fk{int(settings.foreign_keys)}"
+    tag = f"{settings.journal_mode}-{settings.synchronous}-fk{int(settings.foreign_keys)}"
+    return tag + "".join(f"-{k}={v}" for k, v in settings.postgresql)
 
 
 def expected_durability(arm: Arm, database: Database) -> Mapping[str, str]:
@@ -112,14 +116,16 @@ def expected_durability(arm: Arm, database: Database) -> Mapping[str, str]:
     return database.expected_durability(arm.settings) if expected is None else expected
 
 
-def ensure_template(arm_cls: type[Arm], state: State, settings: Settings, templates_dir: Path) -> Path:
+def ensure_template(arm_cls: type[Arm], state: State, settings: Settings, templates_dir: Path,
+                    db: str = "sqlite") -> Path:
     """Build a starting state once (untimed), verify it, keep it for every round."""
-    database = database_for(arm_cls)
+    database = database_for(arm_cls, db)
     templates_dir.mkdir(parents=True, exist_ok=True)
-    path = database.location(templates_dir, f"{arm_cls.name}-{state.key}-{_settings_tag(settings)}")
-    if path.exists():
+    path = database.location(templates_dir, f"{arm_cls.name}-{db}-{state.key}-{_settings_tag(settings)}")
+    if database.exists(path):
         return path
     tmp = database.location(templates_dir, f".building-{uuid.uuid4().hex}")
+    database.create_empty(tmp)
     arm = arm_cls(state.model, settings)
     drive(arm.open(tmp))
     try:
@@ -132,7 +138,8 @@ def ensure_template(arm_cls: type[Arm], state: State, settings: Settings, templa
         drive(arm.close())
     for leftover in database.leftovers(tmp):
         raise RuntimeError(f"{arm_cls.name}: close() left {leftover.name} behind; the template is not self-contained")
-    os.replace(tmp, path)
+    database.finish_template(tmp)
+    database.rename(tmp, path)
     return path
 
 
@@ -211,7 +218,7 @@ def _held_gc(discipline: str) -> Callable[[], None]:
 
 
 def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False, counters: Counters | None = None,
-              discipline: str | None = None) -> RoundResult:
+              discipline: str | None = None, database: Database | None = None) -> RoundResult:
     """Prepare, run the op once (timed), then verify it. Raises on a failed check.
 
     With ``memory`` the op runs under tracemalloc instead (slower: never a timed round)
@@ -220,7 +227,7 @@ def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False, counters
     """
     discipline = discipline or GC_DISCIPLINE
     counters = counters or Counters()
-    database = database_for(type(arm))
+    database = database or database_for(type(arm))
     # Everything that touches files or the whole heap happens before preparation, which then warms the
     # caches the op needs; between preparation and the clock only the collector's state changes. (The
     # commit counter read here also counts any commit preparation made, so such a commit fails the check.)
@@ -303,8 +310,8 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
     if reason:
         raise Unsupported(reason)
     event_loop()
-    template = ensure_template(arm_cls, plan.state, cell.settings, cell.templates_dir)
-    database = database_for(arm_cls)
+    database = database_for(arm_cls, cell.db)
+    template = ensure_template(arm_cls, plan.state, cell.settings, cell.templates_dir, cell.db)
     counters = counters_for(cell, database)  # before the arm connects: the trace goes on at connect time
     cell.work_dir.mkdir(parents=True, exist_ok=True)
     db = database.location(cell.work_dir, f"{cell.arm}-{uuid.uuid4().hex[:8]}")
@@ -314,18 +321,18 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
     results: list[RoundResult] = []
     try:
         if cell.warmup:
-            run_round(arm, plan, db)  # the warm-up: verified, its time discarded
+            run_round(arm, plan, db, database=database)  # the warm-up: verified, its time discarded
             drive(arm.restore(template))
         for r in range(cell.rounds):
             if r:
                 drive(arm.restore(template))
-            res = run_round(arm, plan, db, counters=counters)
+            res = run_round(arm, plan, db, counters=counters, database=database)
             results.append(res)
             if on_round:
                 on_round(res)
         if cell.memory:
             drive(arm.restore(template))
-            mem = run_round(arm, plan, db, memory=True)
+            mem = run_round(arm, plan, db, memory=True, database=database)
             results[-1].facts["memory_peak_bytes"] = mem.facts["memory_peak_bytes"]
     finally:
         drive(arm.close())
@@ -340,4 +347,4 @@ def build_templates(cell: Cell) -> str:
     reason = arm_cls.unsupported.get(plan.op.name)
     if reason:
         raise Unsupported(reason)
-    return str(ensure_template(arm_cls, plan.state, cell.settings, cell.templates_dir))
+    return str(ensure_template(arm_cls, plan.state, cell.settings, cell.templates_dir, cell.db))

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .config import RunConfig
+from .databases.servers import ServerProblem, Servers
 from .contract import OPS_BY_LETTER
 from .plan import Sizes
 from .progress import Progress, duration
@@ -99,6 +100,8 @@ class Scheduler:
 
     def __post_init__(self) -> None:
         self.env = child_env([str(self.rootdir)])
+        #: the run's database servers, started when a cell first needs one
+        self.servers = Servers(self.run.settings, self.tmp, self.run.postgresql_url)
         self.workers: dict[str, Worker] = {}
         #: timed runs: per arm, the warm worker that counts statements (traced, so it never times a round)
         self.counters: dict[str, Worker] = {}
@@ -127,28 +130,46 @@ class Scheduler:
         return self.timed and self.run.schedule == "interleaved"
 
     # -- workers --------------------------------------------------------------------------------------
-    def _persistent(self, arm: str) -> Worker:
-        """The arm's long-lived worker: builds starting states, runs warm cells."""
-        w = self.workers.get(arm)
+    @staticmethod
+    def unit(key: CellKey) -> str:
+        """What owns a long-lived worker and takes its turn in the interleaved order: an arm on one database."""
+        return key.arm if key.db == "sqlite" else f"{key.arm}@{key.db}"
+
+    def _env(self, base: dict[str, str], db: str) -> dict[str, str]:
+        """A worker's environment for a database: the server it connects to, started on first need."""
+        try:
+            extra = self.servers.env_for(db)
+        except ServerProblem as exc:
+            raise CellProblem("skipped", str(exc)) from None
+        return {**base, **extra} if extra else base
+
+    def _persistent(self, key: CellKey) -> Worker:
+        """The arm's long-lived worker on the cell's database: builds starting states, runs warm cells."""
+        unit = self.unit(key)
+        w = self.workers.get(unit)
         if w is None or w.proc.poll() is not None:
-            w = self.workers[arm] = Worker(env=self.env, cwd=str(self.rootdir))
+            w = self.workers[unit] = Worker(env=self._env(self.env, key.db), cwd=str(self.rootdir))
         return w
 
-    def _fresh(self, measuring: bool = False) -> Worker:
+    def _fresh(self, measuring: bool = False, db: str = "sqlite") -> Worker:
         """A new worker: under callgrind when it measures an instructions run."""
         if measuring and self._prefix is not None:
-            return Worker(env=self._measuring_env, cwd=str(self.rootdir), prefix=self._prefix)
-        return Worker(env=self.env, cwd=str(self.rootdir))
+            return Worker(env=self._env(self._measuring_env, db), cwd=str(self.rootdir), prefix=self._prefix)
+        return Worker(env=self._env(self.env, db), cwd=str(self.rootdir))
 
     def close(self) -> None:
-        """Stop every worker and remove the run's databases."""
-        for w in [*self.workers.values(), *self.counters.values()]:
+        """Stop every worker, remove the run's databases and stop its servers."""
+        workers = [*self.workers.values(), *self.counters.values()]
+        if self._probe_worker is not None:
+            workers.append(self._probe_worker)
+            self._probe_worker = None
+        for w in workers:
+            w.close_input()  # all at once: each worker ends its request and exits while the others do
+        for w in workers:
             w.close()
         for pool in (self.workers, self.counters):
             pool.clear()
-        if self._probe_worker is not None:
-            self._probe_worker.close()
-            self._probe_worker = None
+        self.servers.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
     def _cell(self, key: CellKey, rounds: int, warmup: bool, memory: bool = False,
@@ -157,7 +178,7 @@ class Scheduler:
             arm=key.arm, target=self.arms[key.arm].target, model=key.model, op=key.op, table=key.table,
             mode=key.mode, sizes=sizes or self.run.sizes, settings=self.run.settings,
             templates_dir=self.tmp / "templates", work_dir=self.tmp / "work",
-            rounds=rounds, warmup=warmup, memory=memory, statements=statements,
+            rounds=rounds, warmup=warmup, memory=memory, statements=statements, db=key.db,
         )
 
     def _ask(self, worker: Worker, key: CellKey, payload: dict[str, Any], persistent: bool) -> dict[str, Any]:
@@ -167,8 +188,8 @@ class Scheduler:
         except WorkerCrashed as exc:
             if persistent:
                 for pool in (self.workers, self.counters):
-                    if pool.get(key.arm) is worker:
-                        pool.pop(key.arm)
+                    if pool.get(self.unit(key)) is worker:
+                        pool.pop(self.unit(key))
             raise CellProblem("failed", f"worker crashed: {exc}") from None
         if reply.get("ok"):
             return reply
@@ -182,7 +203,7 @@ class Scheduler:
     def _build(self, key: CellKey) -> None:
         """The cell's starting state, built and verified in the arm's long-lived worker (untimed)."""
         payload = {"cmd": "build", "cell": self._cell(key, 1, False).to_json()}
-        self._ask(self._persistent(key.arm), key, payload, persistent=True)
+        self._ask(self._persistent(key), key, payload, persistent=True)
 
     def _rounds(self, key: CellKey, rounds: int, memory: bool, count: bool = True) -> CellRecord:
         """``rounds`` rounds back to back (warm: in the arm's worker; cold: a fresh worker each), numbered.
@@ -200,7 +221,7 @@ class Scheduler:
             record = CellRecord.from_json(self._once(key, cell, measuring=True)["record"])
         elif key.mode == "warm":
             cell = self._cell(key, rounds, True, memory, statements=inline)
-            reply = self._ask(self._persistent(key.arm), key, {"cmd": "run", "cell": cell.to_json()}, persistent=True)
+            reply = self._ask(self._persistent(key), key, {"cmd": "run", "cell": cell.to_json()}, persistent=True)
             record = CellRecord.from_json(reply["record"])
         else:
             for r in range(rounds):
@@ -219,15 +240,15 @@ class Scheduler:
         """One untimed repetition with statements counted: warm in the arm's counting worker, cold in a fresh one."""
         if key.mode != "warm":
             return CellRecord.from_json(self._once(key, self._cell(key, 1, False, statements=True))["record"])
-        w = self.counters.get(key.arm)
+        w = self.counters.get(self.unit(key))
         if w is None or w.proc.poll() is not None:
-            w = self.counters[key.arm] = Worker(env=self.env, cwd=str(self.rootdir))
+            w = self.counters[self.unit(key)] = Worker(env=self._env(self.env, key.db), cwd=str(self.rootdir))
         payload = {"cmd": "run", "cell": self._cell(key, 1, True, statements=True).to_json()}
         return CellRecord.from_json(self._ask(w, key, payload, persistent=True)["record"])
 
     def _once(self, key: CellKey, cell: Cell, measuring: bool = False) -> dict[str, Any]:
         """One request in a fresh worker, closed after it."""
-        worker = self._fresh(measuring)
+        worker = self._fresh(measuring, key.db)
         try:
             return self._ask(worker, key, {"cmd": "run", "cell": cell.to_json()}, persistent=False)
         finally:
@@ -295,10 +316,10 @@ class Scheduler:
         keys = [k for k in self.planned if not self.arms[k.arm].missing()]
         started = time.monotonic()
         rounds, memory = self.run.rounds, self.run.memory
-        arms = list(dict.fromkeys(k.arm for k in keys))
+        arms = list(dict.fromkeys(self.unit(k) for k in keys))
         self._say(f"pytest-ormbench: building and verifying the starting states of {len(keys)} cells "
                   f"(untimed; on the large table this takes minutes)")
-        building = self._progress = Progress.of("starting states", (k.arm for k in keys), self.say,
+        building = self._progress = Progress.of("starting states", (self.unit(k) for k in keys), self.say,
                                                 self.progress_interval)
         for key in keys:
             g = gathered[key] = _Gathered()
@@ -307,19 +328,19 @@ class Scheduler:
                 self._build(key)
             except CellProblem as exc:
                 g.problem = exc
-            building.finish(key.arm, time.monotonic() - t0)
+            building.finish(self.unit(key), time.monotonic() - t0)
         ready = [k for k in keys if gathered[k].problem is None]
         self._say(f"pytest-ormbench: starting states ready after {time.monotonic() - started:.0f} s; "
                   f"interleaved schedule: {len(keys)} cells x {rounds} rounds, arm order rotated every round")
         probes = rounds + 1 if self.probing else 0
         timing = self._progress = Progress.of(
-            "timed rounds", [k.arm for k in ready for _ in range(rounds)] + ["probe"] * probes, self.say,
+            "timed rounds", [self.unit(k) for k in ready for _ in range(rounds)] + ["probe"] * probes, self.say,
             self.progress_interval)
         self.probe("start")
         for r in range(rounds):
             order = arms[r % len(arms):] + arms[:r % len(arms)] if arms else []
             for arm in order:
-                for key in (k for k in keys if k.arm == arm):
+                for key in (k for k in keys if self.unit(k) == arm):
                     g = gathered[key]
                     if g.problem is not None:
                         continue
@@ -349,7 +370,7 @@ class Scheduler:
         g = _Gathered()
         if self._progress is None and not self._executed:
             probes = 3 if self.probing and len(self.planned) > 2 else 2 if self.probing else 0
-            self._progress = Progress.of("cells", [k.arm for k in self.planned] + ["probe"] * probes, self.say,
+            self._progress = Progress.of("cells", [self.unit(k) for k in self.planned] + ["probe"] * probes, self.say,
                                          self.progress_interval)
         if self.timed and not self._executed:
             self.probe("start")
@@ -360,7 +381,7 @@ class Scheduler:
         except CellProblem as exc:
             g.problem = exc
         if self._progress is not None and key in self.planned:
-            self._progress.finish(key.arm, time.monotonic() - t0)
+            self._progress.finish(self.unit(key), time.monotonic() - t0)
         self._executed += 1
         if self.timed and self._executed == max(1, len(self.planned) // 2) and len(self.planned) > 2:
             self.probe("middle")

@@ -1,6 +1,6 @@
 """Check an arm quickly, in this process, without pytest: every model x op, verified.
 
-    python -m pytest_ormbench.selfcheck peewee [--models simple,fk] [--ops A,C] [-v]
+    python -m pytest_ormbench.selfcheck peewee [--models simple,fk] [--ops A,C] [--db postgresql] [-v]
 
 Meant for writing an adapter: it runs the same runner the benchmark uses, at
 small sizes, with a warm-up and two rounds (so restore is exercised too).
@@ -9,6 +9,7 @@ small sizes, with a warm-up and two rounds (so restore is exercised too).
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -17,6 +18,8 @@ import traceback
 from pathlib import Path
 
 from .contract import MODELS, OPS, Settings, Unsupported
+from .databases import DATABASES
+from .databases.servers import ServerProblem, Servers
 from .plan import Sizes
 from .registry import resolve
 from .runner import Cell, run_cell
@@ -32,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, default=200)
     p.add_argument("--journal", default="delete")
     p.add_argument("--synchronous", default="full")
+    p.add_argument("--db", default="sqlite", help="sqlite (the embedded side) or postgresql (a throwaway server is "
+                   "started, or the one ORMBENCH_POSTGRESQL_URL names)")
     p.add_argument("--register", action="append", default=[], help="module:Class of an unregistered arm")
     p.add_argument("-v", "--verbose", action="store_true")
     a = p.parse_args(argv)
@@ -43,9 +48,17 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     work = Path(tempfile.mkdtemp(prefix="ormbench-selfcheck-"))
     settings = Settings(journal_mode=a.journal, synchronous=a.synchronous)
+    servers = Servers(settings, work, os.environ.get("ORMBENCH_POSTGRESQL_URL", ""))
     try:
+        try:
+            os.environ.update(servers.env_for(a.db))
+        except ServerProblem as exc:
+            print(f"selfcheck: {exc}", file=sys.stderr)
+            return 2
         failures = _check_all(a, letters, work, settings)
     finally:
+        DATABASES["postgresql"].close_connections()  # type: ignore[attr-defined]
+        servers.close()
         shutil.rmtree(work, ignore_errors=True)
     print(f"{failures} failed")
     return 1 if failures else 0
@@ -57,7 +70,7 @@ def _check_all(a: argparse.Namespace, letters: list[str], work: Path, settings: 
         for letter in letters:
             for table in a.tables.split(","):
                 cell = Cell(a.arm, a.target, model, letter, table, "warm", Sizes(a.iterations, a.batch), settings,
-                            work / "templates", work / "work", rounds=2, warmup=True, statements=True)
+                            work / "templates", work / "work", rounds=2, warmup=True, statements=True, db=a.db)
                 label = f"{a.arm}-{model}-{letter}-{table}"
                 t = time.perf_counter()
                 try:

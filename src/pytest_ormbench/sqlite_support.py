@@ -35,6 +35,8 @@ from .databases.sqlite import (  # noqa: F401  (re-exported: the helpers arms us
     read_snapshot,
 )
 
+from .pg_support import SETTINGS_SQL, normalize_settings, server_restore, server_settings, server_snapshot, is_server
+
 T = TypeVar("T")
 
 #: the link table's columns every arm but Django uses: ``from_id`` -> ``to_id``
@@ -114,9 +116,20 @@ async def in_aiosqlite_thread(aconn: Any, fn: Any, *args: Any) -> Any:
 
 
 class SqliteArm(Arm):
-    """Base for arms that store in SQLite through the standard sqlite3 module."""
+    """Base for arms that store in SQLite through the standard sqlite3 module, or on a server.
 
-    path: Path | None = None
+    An arm that also runs on PostgreSQL lists it in ``databases``; its ``open()`` then receives a
+    :class:`~pytest_ormbench.databases.ServerLocation` (``self.on_server`` is true), ``raw_connection()``
+    returns its DB-API connection to the server, and this base reads the durability back, restores and
+    snapshots through the server helpers instead of SQLite's (``pg_support``).
+    """
+
+    path: Any = None
+
+    @property
+    def on_server(self) -> bool:
+        """Whether the arm was opened on a server database (a ``ServerLocation``) rather than a file."""
+        return is_server(self.path)
 
     def tables(self) -> SqlTables:
         """The tables this arm created for ``self.model`` (usually ``tables_for(self.model, main)``)."""
@@ -127,11 +140,16 @@ class SqliteArm(Arm):
         raise NotImplementedError
 
     def pragmas(self) -> dict[str, str]:
+        if self.on_server:
+            return server_settings(self.raw_connection())
         return read_pragmas(self.raw_connection())
 
     def restore(self, template: Path) -> Any:
         self.before_restore()
-        backup_into(self.raw_connection(), template)
+        if self.on_server:
+            server_restore(self.path)
+        else:
+            backup_into(self.raw_connection(), template)
         self.after_restore()
 
     def before_restore(self) -> Any:
@@ -142,6 +160,8 @@ class SqliteArm(Arm):
 
     def snapshot(self) -> Snapshot:
         assert self.path is not None, "open() first"
+        if self.on_server:
+            return server_snapshot(self.path, self.tables(), self.model.field_names)
         return read_snapshot(self.path, self.tables(), self.model.field_names)
 
     def describe(self) -> dict[str, Any]:
@@ -183,12 +203,21 @@ class AiosqliteArm(SqliteArm):
         raise TypeError(f"{type(self).__name__}: the sqlite3 connection lives in aiosqlite's thread; "
                         "use in_connection_thread()")
 
+    async def server_rows(self, sql: str) -> list[tuple[Any, ...]]:
+        """On a server: ``sql``'s rows through the arm's own live connection (the ORM's raw-SQL API)."""
+        raise NotImplementedError(f"{type(self).__name__} runs on a server but does not implement server_rows()")
+
     async def pragmas(self) -> dict[str, str]:  # type: ignore[override]
+        if self.on_server:
+            return normalize_settings(await self.server_rows(SETTINGS_SQL))
         return await self.in_connection_thread(read_pragmas)
 
     async def restore(self, template: Path) -> None:  # type: ignore[override]
         await _maybe_await(self.before_restore())
-        await self.in_connection_thread(backup_into, template)
+        if self.on_server:
+            server_restore(self.path)
+        else:
+            await self.in_connection_thread(backup_into, template)
         await _maybe_await(self.after_restore())
 
 

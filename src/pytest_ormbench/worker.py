@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .runner import Cell
 
 
-def describe_environment(arm_cls: type, model: str, settings: Any) -> "Environment":
+def describe_environment(arm_cls: type, model: str, settings: Any, db: str = "sqlite") -> "Environment":
     """Versions and declarations of the arm, read inside the measuring process."""
     import importlib.metadata
 
@@ -52,7 +52,10 @@ def describe_environment(arm_cls: type, model: str, settings: Any) -> "Environme
             versions[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
             versions[dist] = "unknown"
-    database = database_for(arm_cls)
+    database = database_for(arm_cls, db)
+    arm_info = arm_cls(MODELS[model], settings).describe()
+    if db != "sqlite":
+        arm_info = {**arm_info, **database.describe()}
     return Environment(
         arm_label=arm_cls.label or arm_cls.name,
         driver=arm_cls.driver,
@@ -62,7 +65,7 @@ def describe_environment(arm_cls: type, model: str, settings: Any) -> "Environme
         sqlite_version=sqlite3.sqlite_version,
         database=database.name,
         unsupported=dict(arm_cls.unsupported),
-        arm_info=arm_cls(MODELS[model], settings).describe(),
+        arm_info=arm_info,
     )
 
 
@@ -82,12 +85,12 @@ def measure(cell: "Cell") -> "CellRecord":
         measures[INSTRUCTIONS] = [float(r.instructions) for r in rounds]  # type: ignore[arg-type]
     arm_cls = import_arm(cell.target)
     plan = make_plan(cell.model, cell.op, cell.table, cell.sizes)
-    key = CellKey(cell.arm, cell.model, cell.op, cell.mode, cell.table)
+    key = CellKey(cell.arm, cell.model, cell.op, cell.mode, cell.table, cell.db)
     return CellRecord(
         key=key, rows=plan.rows, start_rows=plan.state.count,
         iterations=cell.sizes.iterations, batch=cell.sizes.batch,
         settings=cell.settings.to_json(),
-        env=describe_environment(arm_cls, cell.model, cell.settings),
+        env=describe_environment(arm_cls, cell.model, cell.settings, cell.db),
         facts=Facts.from_round(rounds[-1].facts),
         measures=measures,
         deviations=applicable_deviations(arm_cls.deviations, key),
@@ -177,15 +180,28 @@ class Worker:
         data = self._stderr.read().decode("utf-8", "replace")
         return data[-limit:]
 
-    def close(self) -> None:
-        if self.proc.poll() is None:
+    def close_input(self) -> None:
+        """Tell the worker to exit once its current request is done (its stdin reaches end of file)."""
+        if self.proc.poll() is None and self.proc.stdin and not self.proc.stdin.closed:
             try:
-                assert self.proc.stdin
                 self.proc.stdin.close()
-                self.proc.wait(timeout=30)
-            except Exception:
-                self.proc.kill()
-                self.proc.wait()
+            except OSError:
+                pass
+
+    def close(self, timeout: float = 10.0) -> None:
+        """Let the worker exit; one still busy after ``timeout`` seconds (a long op under callgrind, a hung
+        driver) is terminated, then killed: a stopped run never waits for a round nobody will read."""
+        if self.proc.poll() is None:
+            self.close_input()
+            try:
+                self.proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(timeout=5)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
         self._stderr.close()
 
 

@@ -11,14 +11,35 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..contract import Unsupported
 from .base import Database
+from .postgresql import PostgresDatabase, ServerLocation
 from .sqlite import SqliteDatabase
 
-DATABASES: dict[str, Database] = {"sqlite": SqliteDatabase()}
+#: the value of the database axis that means the embedded side: SQLite, or an arm's own store (ObjectBox)
+EMBEDDED = "sqlite"
+DATABASES: dict[str, Database] = {"sqlite": SqliteDatabase(), "postgresql": PostgresDatabase()}
+#: every value ``--ormbench-db`` takes, in the order tables show them
+AXIS = ("sqlite", "postgresql")
 
 
-def database_for(arm_cls: Any) -> Database:
-    """The database an arm class declares (``Arm.database``): a name in :data:`DATABASES` or an instance."""
+class NotOnThisDatabase(Unsupported):
+    """An arm asked to run on a database it does not run on (its cells are reported unsupported, with the reason)."""
+
+
+def database_for(arm_cls: Any, db: str = EMBEDDED) -> Database:
+    """The database an arm class stores in for one value of the database axis.
+
+    On the embedded side: what the arm declares (``Arm.database``: a name in :data:`DATABASES` or an
+    instance). On a server: that server's backend, if the arm lists it in ``Arm.databases``.
+    """
+    if db not in getattr(arm_cls, "databases", (EMBEDDED,)):
+        notes = getattr(arm_cls, "database_notes", {}) or {}
+        label = getattr(arm_cls, "label", "") or arm_cls.__name__
+        raise NotOnThisDatabase(f"{label} does not run on {db}: "
+                                + notes.get(db, "its adapter has no code for this database yet"))
+    if db != EMBEDDED:
+        return DATABASES[db]
     declared = getattr(arm_cls, "database", "sqlite")
     if isinstance(declared, Database):
         return declared
@@ -29,4 +50,10 @@ def database_for(arm_cls: Any) -> Database:
                        f"known: {', '.join(sorted(DATABASES))}") from None
 
 
-__all__ = ["DATABASES", "Database", "SqliteDatabase", "database_for"]
+def is_server(location: Any) -> bool:
+    """Whether an arm's ``open()`` got a server database's location rather than a file path."""
+    return isinstance(location, ServerLocation)
+
+
+__all__ = ["AXIS", "DATABASES", "EMBEDDED", "Database", "NotOnThisDatabase", "PostgresDatabase", "ServerLocation",
+           "SqliteDatabase", "database_for", "is_server"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import abc
+import os
 import shutil
 from pathlib import Path
 from typing import ClassVar, Mapping
@@ -52,6 +53,20 @@ class Database(abc.ABC):
             shutil.rmtree(location, ignore_errors=True)
         elif location.exists():
             location.unlink()
+
+    def exists(self, location: Path) -> bool:
+        """Whether a database is there (a built template is kept for the run)."""
+        return location.exists()
+
+    def rename(self, src: Path, dst: Path) -> None:
+        """Give a finished template its final name (atomically where the storage can)."""
+        os.replace(src, dst)
+
+    def create_empty(self, location: Path) -> None:
+        """Make room for a new, empty database the arm will build a starting state in (a file: nothing to do)."""
+
+    def finish_template(self, location: Path) -> None:
+        """After the arm built a starting state there and closed it: make it ready to be copied and restored."""
 
     def leftovers(self, location: Path) -> list[Path]:
         """Non-empty side files a closed database still has (a template must not need them)."""

@@ -9,6 +9,7 @@ reach it (``Database.trace_statements``); the counter knows nothing of any drive
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 #: the kinds every count is split into; anything else (PRAGMA, SAVEPOINT, ROLLBACK, ...) is "other"
 KINDS = ("SELECT", "INSERT", "UPDATE", "DELETE", "BEGIN", "COMMIT", "other")
@@ -45,13 +46,21 @@ class StatementCounter:
 
     active: bool = False
     seen: list[str] = field(default_factory=list)
+    #: counts that come from elsewhere than the feed: a server that counts what it executed
+    #: (``begin()`` before the op, ``end()`` after it returns (statement text, executions) pairs)
+    sources: list[Any] = field(default_factory=list)
 
     def feed(self, sql: str) -> None:
         if self.active:
             self.seen.append(sql)  # list.append is atomic under the GIL: safe from a driver's thread
 
+    def add_source(self, source: Any) -> None:
+        self.sources.append(source)
+
     def start(self) -> None:
         self.seen.clear()
+        for source in self.sources:
+            source.begin()
         self.active = True
 
     def stop(self) -> dict[str, int]:
@@ -61,4 +70,7 @@ class StatementCounter:
         for sql in self.seen:
             counts[classify(sql)] += 1
         self.seen.clear()
+        for source in self.sources:
+            for sql, calls in source.end():
+                counts[classify(sql)] += calls
         return counts

@@ -1,0 +1,97 @@
+"""What the two PostgreSQL control arms share: the schema in hand-written DDL, and the SQL of every op.
+
+The statements are written once with numbered placeholders; each arm renders them for its driver
+(``%s`` for psycopg, ``$n`` for asyncpg). Types are what PostgreSQL's users write by hand: ``serial``
+ids, ``timestamp``, ``double precision``, ``numeric(10, 2)`` and ``jsonb``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from decimal import Decimal
+from typing import Any
+
+from pytest_ormbench.contract import WIDE_DEFAULTS, Field, ModelSpec
+from pytest_ormbench.sqlite_support import SqlTables, tables_for
+
+PG_TYPES = {
+    "id": "serial PRIMARY KEY", "datetime": "timestamp", "int": "integer", "str": "varchar(255)",
+    "fk": "integer", "float": "double precision", "smallint": "smallint", "bigint": "bigint",
+    "char": "varchar(255)", "text": "text", "decimal": "numeric(10, 2)", "json": "jsonb",
+}
+
+
+def _literal(value: Any) -> str:
+    if isinstance(value, (dict, list)):
+        return "'" + json.dumps(value).replace("'", "''") + "'::jsonb"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, Decimal):
+        return str(value)
+    return repr(value)
+
+
+class ControlSql:
+    """The SQL of one model, with ``$n`` placeholders (``for_psycopg`` turns them into ``%s``)."""
+
+    def __init__(self, model: ModelSpec) -> None:
+        self.model = model
+        self.table = t = f"journal_{model.name}"
+        names = model.field_names
+        self.names = names
+        self.cols = ", ".join(names)
+        self.select = f"SELECT {self.cols} FROM {t}"
+        self.by_level = self.select + " WHERE level = $1"
+        self.page = self.select + " WHERE level = $1 ORDER BY id LIMIT $2 OFFSET $3"
+        self.by_id = self.select + " WHERE id = $1"
+        self.all = self.select + " ORDER BY id"
+        rest = [n for n in names if n != "id"]
+        self.rest = rest
+        self.insert = (f"INSERT INTO {t} ({', '.join(rest)}) VALUES ({', '.join(f'${i + 1}' for i in range(len(rest)))})"
+                       " RETURNING id")
+        self.insert_with_id = (f"INSERT INTO {t} ({self.cols}) "
+                               f"VALUES ({', '.join(f'${i + 1}' for i in range(len(names)))})")
+        self.insert_bulk = self.insert.removesuffix(" RETURNING id")
+        self.update_whole = (f"UPDATE {t} SET {', '.join(f'{n} = ${i + 1}' for i, n in enumerate(rest))} "
+                             f"WHERE id = ${len(rest) + 1}")
+        self.update_level = f"UPDATE {t} SET level = $1 WHERE id = $2"
+        self.delete = f"DELETE FROM {t} WHERE id = $1"
+        self.insert_link = f"INSERT INTO {t}_links (from_id, to_id) VALUES ($1, $2)"
+
+    def tables(self) -> SqlTables:
+        return tables_for(self.model, self.table)
+
+    def ddl(self) -> list[str]:
+        t = self.table
+        cols = [self._column(f) for f in self.model.fields]
+        stmts = [f"CREATE TABLE {t} ({', '.join(cols)})",
+                 f"CREATE INDEX {t}_level ON {t}(level)", f"CREATE INDEX {t}_text ON {t}(text)"]
+        if self.model.relations:
+            stmts += [
+                f"CREATE INDEX {t}_parent ON {t}(parent_id)",
+                f"CREATE TABLE {t}_links (id serial PRIMARY KEY, "
+                f"from_id integer NOT NULL REFERENCES {t}(id) ON DELETE CASCADE, "
+                f"to_id integer NOT NULL REFERENCES {t}(id) ON DELETE CASCADE)",
+                f"CREATE INDEX {t}_links_from ON {t}_links(from_id)",
+                f"CREATE INDEX {t}_links_to ON {t}_links(to_id)",
+            ]
+        return stmts
+
+    def _column(self, f: Field) -> str:
+        ddl = f"{f.name} {PG_TYPES[f.kind]}"
+        if f.kind == "fk":
+            ddl += f" REFERENCES {self.table}(id) ON DELETE SET NULL"
+        elif f.kind != "id" and not f.nullable:
+            ddl += " NOT NULL"
+        if f.has_default:
+            ddl += f" DEFAULT {_literal(WIDE_DEFAULTS[f.kind])}"
+        return ddl
+
+
+_PLACEHOLDER = re.compile(r"\$\d+")
+
+
+def for_psycopg(sql: str) -> str:
+    """``$n`` placeholders as psycopg's ``%s`` (the statements hold no other ``%``)."""
+    return _PLACEHOLDER.sub("%s", sql)

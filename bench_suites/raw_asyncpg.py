@@ -1,0 +1,159 @@
+"""The async control arm on PostgreSQL: hand-written SQL on asyncpg, one connection, one coroutine.
+
+It prices async ORM overhead against raw async rather than against sync: the async ORMs here run on
+asyncpg, so an async ORM's figure over this one is what the ORM adds. asyncpg prepares every statement
+it runs (its statement cache), ``executemany`` sends the rows of one statement in a pipeline, and
+``connection.transaction()`` sends ``BEGIN`` and ``COMMIT``. JSON goes through a codec that encodes with
+``json.dumps`` and decodes with ``json.loads``, as asyncpg's documentation sets one up.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping, Sequence
+
+import asyncpg
+
+from bench_suites._pg_control import ControlSql
+from pytest_ormbench.sqlite_support import AiosqliteArm as AsyncSqlArm
+from pytest_ormbench.sqlite_support import SqlTables
+
+
+class RawAsyncpgArm(AsyncSqlArm):
+    name = "asyncpg"
+    label = "raw asyncpg"
+    driver = "asyncpg"
+    packages = ("asyncpg",)
+    databases = ("postgresql",)
+    database_notes = {"sqlite": "the PostgreSQL async control arm (the sqlite3 arm is SQLite's)"}
+    bulk_sets_ids = False
+    deviations = {"*": "control arm: hand-written SQL, rows in as dicts and out as records (no objects)"}
+
+    conn: Any = None
+
+    def __init__(self, model: Any, settings: Any) -> None:
+        super().__init__(model, settings)
+        self.sql = ControlSql(model)
+        self._inserts: dict[tuple[str, ...], str] = {}
+
+    def tables(self) -> SqlTables:
+        return self.sql.tables()
+
+    # -- connection -----------------------------------------------------------
+    async def open(self, path: Any) -> None:  # type: ignore[override]
+        self.path = path
+        self.conn = await asyncpg.connect(host=path.host, port=path.port, user=path.user, password=path.password,
+                                          database=path.dbname)
+        for typename in ("json", "jsonb"):
+            await self.conn.set_type_codec(typename, encoder=json.dumps, decoder=json.loads, schema="pg_catalog")
+
+    async def close(self) -> None:  # type: ignore[override]
+        if self.conn is not None:
+            await self.conn.close()
+            self.conn = None
+
+    async def server_rows(self, sql: str) -> list[tuple[Any, ...]]:
+        return [tuple(r) for r in await self.conn.fetch(sql)]
+
+    async def create_schema(self) -> None:  # type: ignore[override]
+        async with self.conn.transaction():
+            for stmt in self.sql.ddl():
+                await self.conn.execute(stmt)
+
+    async def insert_links(self, links: Sequence[tuple[int, int]]) -> None:  # type: ignore[override]
+        async with self.conn.transaction():
+            await self.conn.executemany(self.sql.insert_link, links)
+
+    def describe(self) -> dict[str, Any]:
+        return {"asyncpg": asyncpg.__version__}
+
+    # -- objects ----------------------------------------------------------------
+    def build(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        return [dict(r) for r in rows]
+
+    async def load_all(self) -> list[dict[str, Any]]:  # type: ignore[override]
+        names = self.model.field_names
+        return [dict(zip(names, r)) for r in await self.conn.fetch(self.sql.all)]
+
+    def id_of(self, obj: Any) -> int | None:
+        return obj.get("id") if isinstance(obj, dict) else obj[0]
+
+    def fields_of(self, obj: Any) -> dict[str, Any]:
+        return dict(obj) if isinstance(obj, dict) else dict(zip(self.model.field_names, obj))
+
+    def _insert_sql(self, obj: Mapping[str, Any], returning: bool = True) -> str:
+        """The INSERT for the columns this row gives (the wide model leaves sets 3 and 4 to the schema)."""
+        cols = tuple(k for k in obj if k != "id" or obj["id"] is not None)
+        key = (*cols, "+r" if returning else "")
+        sql = self._inserts.get(key)
+        if sql is None:
+            marks = ", ".join(f"${i + 1}" for i in range(len(cols)))
+            sql = f"INSERT INTO {self.sql.table} ({', '.join(cols)}) VALUES ({marks})" + (" RETURNING id" if returning else "")
+            self._inserts[key] = sql
+        return sql
+
+    @staticmethod
+    def _values(obj: Mapping[str, Any]) -> list[Any]:
+        return [v for k, v in obj.items() if k != "id" or v is not None]
+
+    # -- operations -----------------------------------------------------------
+    async def insert_single(self, objs: list[dict[str, Any]]) -> None:  # type: ignore[override]
+        c, sql = self.conn, self._insert_sql(objs[0])
+        for obj in objs:
+            async with c.transaction():
+                obj["id"] = await c.fetchval(sql, *self._values(obj))
+
+    async def insert_batch(self, objs: list[dict[str, Any]]) -> None:  # type: ignore[override]
+        c, sql = self.conn, self._insert_sql(objs[0])
+        async with c.transaction():
+            for obj in objs:
+                obj["id"] = await c.fetchval(sql, *self._values(obj))
+
+    async def insert_bulk(self, objs: list[dict[str, Any]]) -> None:  # type: ignore[override]
+        c = self.conn
+        async with c.transaction():
+            await c.executemany(self._insert_sql(objs[0], returning=False), [self._values(o) for o in objs])
+
+    async def filter_large(self, levels: Sequence[int]) -> list[Any]:  # type: ignore[override]
+        c, sql, out = self.conn, self.sql.by_level, []
+        for lv in levels:
+            out.extend(await c.fetch(sql, lv))
+        return out
+
+    filter_tuples = filter_large
+
+    async def filter_dicts(self, levels: Sequence[int]) -> list[dict[str, Any]]:  # type: ignore[override]
+        c, sql, out = self.conn, self.sql.by_level, []
+        for lv in levels:
+            out.extend(dict(r) for r in await c.fetch(sql, lv))
+        return out
+
+    async def filter_small(self, pages: Sequence[tuple[int, int]], limit: int) -> list[Any]:  # type: ignore[override]
+        c, sql, out = self.conn, self.sql.page, []
+        for lv, offset in pages:
+            out.extend(await c.fetch(sql, lv, limit, offset))
+        return out
+
+    async def get(self, ids: Sequence[int]) -> list[Any]:  # type: ignore[override]
+        c, sql = self.conn, self.sql.by_id
+        return [await c.fetchrow(sql, i) for i in ids]
+
+    async def update_whole(self, objs: list[dict[str, Any]], values: Sequence[Mapping[str, Any]]) -> None:  # type: ignore[override]
+        c, rest, sql = self.conn, self.sql.rest, self.sql.update_whole
+        async with c.transaction():
+            for obj, new in zip(objs, values):
+                obj.update(new)
+                await c.execute(sql, *[obj[n] for n in rest], obj["id"])
+
+    async def update_partial(self, objs: list[dict[str, Any]], levels: Sequence[int]) -> None:  # type: ignore[override]
+        c, sql = self.conn, self.sql.update_level
+        async with c.transaction():
+            for obj, lv in zip(objs, levels):
+                obj["level"] = lv
+                await c.execute(sql, lv, obj["id"])
+
+    async def delete(self, objs: list[dict[str, Any]]) -> None:  # type: ignore[override]
+        c, sql = self.conn, self.sql.delete
+        async with c.transaction():
+            for obj in objs:
+                await c.execute(sql, obj["id"])

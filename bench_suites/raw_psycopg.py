@@ -1,0 +1,164 @@
+"""The sync control arm on PostgreSQL: hand-written SQL on psycopg 3, the driver's plain API.
+
+It prices sync ORM overhead on a server: an ORM's figure over this one is what the ORM costs above
+the driver and the round trips. Rows go in as dicts and come out as tuples, as on the sqlite3 control
+arm. psycopg runs in autocommit mode, and each op that writes opens its one transaction with
+``conn.transaction()`` (``BEGIN`` ... ``COMMIT``); psycopg prepares a statement on the server after
+its fifth execution (its default ``prepare_threshold``), and ``executemany`` sends its rows in a pipeline.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from bench_suites._pg_control import ControlSql, for_psycopg
+from pytest_ormbench.sqlite_support import SqliteArm as SqlArm
+from pytest_ormbench.sqlite_support import SqlTables
+
+
+def _encode(value: Any) -> Any:
+    return Jsonb(value) if isinstance(value, (dict, list)) else value
+
+
+class RawPsycopgArm(SqlArm):
+    name = "psycopg"
+    label = "raw psycopg"
+    driver = "psycopg"
+    packages = ("psycopg",)
+    databases = ("postgresql",)
+    database_notes = {"sqlite": "the PostgreSQL control arm (the sqlite3 arm is SQLite's)"}
+    bulk_sets_ids = False
+    deviations = {"*": "control arm: hand-written SQL, rows in as dicts and out as tuples (no objects)"}
+
+    conn: psycopg.Connection | None = None
+
+    def __init__(self, model: Any, settings: Any) -> None:
+        super().__init__(model, settings)
+        self.sql = ControlSql(model)
+        self._inserts: dict[tuple[str, ...], str] = {}
+
+    def tables(self) -> SqlTables:
+        return self.sql.tables()
+
+    # -- connection -----------------------------------------------------------
+    def open(self, path: Any) -> None:
+        self.path = path
+        self.conn = psycopg.connect(path.conninfo(), autocommit=True)
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def raw_connection(self) -> psycopg.Connection:
+        assert self.conn is not None
+        return self.conn
+
+    def create_schema(self) -> None:
+        with self.raw_connection().transaction():
+            for stmt in self.sql.ddl():
+                self.raw_connection().execute(stmt)
+
+    def insert_links(self, links: Sequence[tuple[int, int]]) -> None:
+        c = self.raw_connection()
+        with c.transaction(), c.cursor() as cur:
+            cur.executemany(for_psycopg(self.sql.insert_link), links)
+
+    def describe(self) -> dict[str, Any]:
+        return {"psycopg": psycopg.__version__, "libpq": psycopg.pq.version()}
+
+    # -- objects ----------------------------------------------------------------
+    def build(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        return [dict(r) for r in rows]
+
+    def load_all(self) -> list[dict[str, Any]]:
+        names = self.model.field_names
+        return [dict(zip(names, r)) for r in self.raw_connection().execute(self.sql.all)]
+
+    def id_of(self, obj: Any) -> int | None:
+        return obj.get("id") if isinstance(obj, dict) else obj[0]
+
+    def fields_of(self, obj: Any) -> dict[str, Any]:
+        return dict(obj) if isinstance(obj, dict) else dict(zip(self.model.field_names, obj))
+
+    def _insert_sql(self, obj: Mapping[str, Any], returning: bool = True) -> str:
+        """The INSERT for the columns this row gives (the wide model leaves sets 3 and 4 to the schema)."""
+        cols = tuple(k for k in obj if k != "id" or obj["id"] is not None)
+        key = (*cols, "+r" if returning else "")
+        sql = self._inserts.get(key)
+        if sql is None:
+            sql = (f"INSERT INTO {self.sql.table} ({', '.join(cols)}) VALUES ({', '.join(['%s'] * len(cols))})"
+                   + (" RETURNING id" if returning else ""))
+            self._inserts[key] = sql
+        return sql
+
+    @staticmethod
+    def _values(obj: Mapping[str, Any]) -> list[Any]:
+        return [_encode(v) for k, v in obj.items() if k != "id" or v is not None]
+
+    # -- operations -----------------------------------------------------------
+    def insert_single(self, objs: list[dict[str, Any]]) -> None:
+        c = self.raw_connection()
+        sql = self._insert_sql(objs[0])
+        for obj in objs:
+            with c.transaction():
+                obj["id"] = c.execute(sql, self._values(obj)).fetchone()[0]  # type: ignore[index]
+
+    def insert_batch(self, objs: list[dict[str, Any]]) -> None:
+        c = self.raw_connection()
+        sql = self._insert_sql(objs[0])
+        with c.transaction():
+            for obj in objs:
+                obj["id"] = c.execute(sql, self._values(obj)).fetchone()[0]  # type: ignore[index]
+
+    def insert_bulk(self, objs: list[dict[str, Any]]) -> None:
+        c = self.raw_connection()
+        with c.transaction(), c.cursor() as cur:
+            cur.executemany(self._insert_sql(objs[0], returning=False), [self._values(o) for o in objs])
+
+    def filter_large(self, levels: Sequence[int]) -> list[tuple]:
+        c, sql, out = self.raw_connection(), for_psycopg(self.sql.by_level), []
+        for lv in levels:
+            out.extend(c.execute(sql, (lv,)).fetchall())
+        return out
+
+    filter_tuples = filter_large
+
+    def filter_dicts(self, levels: Sequence[int]) -> list[dict[str, Any]]:
+        c, sql, names, out = self.raw_connection(), for_psycopg(self.sql.by_level), self.model.field_names, []
+        for lv in levels:
+            out.extend(dict(zip(names, r)) for r in c.execute(sql, (lv,)))
+        return out
+
+    def filter_small(self, pages: Sequence[tuple[int, int]], limit: int) -> list[tuple]:
+        c, sql, out = self.raw_connection(), for_psycopg(self.sql.page), []
+        for lv, offset in pages:
+            out.extend(c.execute(sql, (lv, limit, offset)).fetchall())
+        return out
+
+    def get(self, ids: Sequence[int]) -> list[tuple]:
+        c, sql = self.raw_connection(), for_psycopg(self.sql.by_id)
+        return [c.execute(sql, (i,)).fetchone() for i in ids]  # type: ignore[misc]
+
+    def update_whole(self, objs: list[dict[str, Any]], values: Sequence[Mapping[str, Any]]) -> None:
+        c, rest, sql = self.raw_connection(), self.sql.rest, for_psycopg(self.sql.update_whole)
+        with c.transaction():
+            for obj, new in zip(objs, values):
+                obj.update(new)
+                c.execute(sql, [_encode(obj[n]) for n in rest] + [obj["id"]])
+
+    def update_partial(self, objs: list[dict[str, Any]], levels: Sequence[int]) -> None:
+        c, sql = self.raw_connection(), for_psycopg(self.sql.update_level)
+        with c.transaction():
+            for obj, lv in zip(objs, levels):
+                obj["level"] = lv
+                c.execute(sql, (lv, obj["id"]))
+
+    def delete(self, objs: list[dict[str, Any]]) -> None:
+        c, sql = self.raw_connection(), for_psycopg(self.sql.delete)
+        with c.transaction():
+            for obj in objs:
+                c.execute(sql, (obj["id"],))

@@ -1,0 +1,364 @@
+"""PostgreSQL behind the database seam: one server database per starting state and per measuring process.
+
+The server is started for the run by the parent (``pg_server.start_server``: a throwaway cluster in a
+temporary directory) or given by URL; the parent hands its :class:`~.pg_server.ServerInfo` to every
+worker in the environment variable :data:`SERVER_ENV`. Here, in the worker, the harness:
+
+- names databases after the run and the stem (``ormbench_<run>_<t|w><digest>``), so that a URL server
+  keeps nothing of ours after :meth:`PostgresDatabase.drop_run`;
+- builds a template once, then finishes it (:meth:`PostgresDatabase.finish_template`): id sequences set
+  past the ids the rows carry, autovacuum off on the arm's tables, statistics gathered, and a copy of
+  every table in the schema :data:`RESTORE_SCHEMA`;
+- copies a template with ``CREATE DATABASE ... TEMPLATE`` (a cold process, or a warm worker's first round)
+  and restores a database in place between warm rounds (:meth:`PostgresDatabase.restore`: ``TRUNCATE``,
+  ``INSERT ... SELECT`` from the kept copy, sequences set back), so that the arm's connection stays open;
+- counts write transactions from the server's transaction-id counter, connections from
+  ``pg_stat_activity``, and statements from ``pg_stat_statements`` (server side, so every driver and
+  every thread is covered), never from the arm.
+
+The harness's own connections (``application_name`` ``pytest-ormbench``) are left out of every count.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Mapping, Sequence
+
+from ..contract import Settings, Snapshot
+from ..instruments.statements import StatementCounter
+from .base import Database
+
+#: the environment variable that carries the server's ServerInfo (JSON) from the parent to its workers
+SERVER_ENV = "ORMBENCH_POSTGRESQL_SERVER"
+#: the schema in every template that keeps the starting state's rows for in-place restore
+RESTORE_SCHEMA = "ormbench_restore"
+#: the durability settings every arm's live connection must report (read back with ``SHOW``)
+DURABILITY = ("synchronous_commit", "fsync", "full_page_writes", "wal_sync_method")
+#: the server's durable defaults (wal_sync_method: whatever the server uses, recorded)
+DURABLE_DEFAULTS = {"synchronous_commit": "on", "fsync": "on", "full_page_writes": "on"}
+#: one query that reads them all on any connection (DB-API or asyncpg)
+SETTINGS_SQL = ("SELECT name, setting FROM pg_settings WHERE name IN "
+                "('synchronous_commit', 'fsync', 'full_page_writes', 'wal_sync_method') ORDER BY name")
+HARNESS_APP = "pytest-ormbench"
+
+
+class ServerNotConfigured(RuntimeError):
+    """A worker asked for PostgreSQL without a server handed to it (a bug in the parent, or a bad manual run)."""
+
+
+@dataclass(frozen=True)
+class ServerLocation:
+    """Where an arm's database lives on the server: what ``Arm.open`` receives instead of a file path."""
+
+    dbname: str
+    server: Any  # pg_server.ServerInfo (typed loosely: this module must import without psycopg)
+    #: the database axis value (``postgresql``)
+    db: str = "postgresql"
+
+    @property
+    def host(self) -> str:
+        return self.server.host
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+    @property
+    def user(self) -> str:
+        return self.server.user
+
+    @property
+    def password(self) -> str | None:
+        return self.server.password
+
+    def conninfo(self) -> str:
+        """libpq's ``key=value`` string (psycopg, psycopg2)."""
+        return self.server.conninfo(self.dbname)
+
+    def url(self, scheme: str = "postgresql") -> str:
+        """A URL with the driver's scheme, e.g. ``postgresql+psycopg`` (SQLAlchemy) or ``postgres`` (Tortoise)."""
+        return self.server.url(self.dbname, scheme)
+
+    @property
+    def name(self) -> str:
+        return self.dbname
+
+    def __str__(self) -> str:
+        return f"postgresql://{self.host}:{self.port}/{self.dbname}"
+
+
+def normalize_settings(rows: Sequence[Sequence[Any]]) -> dict[str, str]:
+    """``SETTINGS_SQL``'s rows as the durability dict the harness compares."""
+    return {str(name): str(value).lower() for name, value in rows}
+
+
+def read_settings(conn: Any) -> dict[str, str]:
+    """The durability a live DB-API connection (psycopg, psycopg2) runs under."""
+    cur = conn.cursor()
+    try:
+        cur.execute(SETTINGS_SQL)
+        return normalize_settings(cur.fetchall())
+    finally:
+        cur.close()
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - the postgresql extra installs it
+        raise ServerNotConfigured("PostgreSQL needs psycopg 3 for the harness: pip install 'pytest-ormbench[postgresql]'")
+    return psycopg
+
+
+class _ServerStatements:
+    """Statements of the process's current work database, read from ``pg_stat_statements`` around the op."""
+
+    def __init__(self, database: PostgresDatabase) -> None:
+        self.database = database
+        self._before: dict[str, int] | None = None
+
+    def begin(self) -> None:
+        self._before = self.database.statement_calls()
+
+    def end(self) -> list[tuple[str, int]]:
+        after = self.database.statement_calls()
+        before = self._before or {}
+        return [(q, n - before.get(q, 0)) for q, n in after.items() if n > before.get(q, 0)]
+
+
+class PostgresDatabase(Database):
+    """Databases on one PostgreSQL server; commits, connections and statements counted by the server."""
+
+    name: ClassVar[str] = "postgresql"
+
+    def __init__(self) -> None:
+        self._info: Any = None
+        self._admin: Any = None
+        self._conns: dict[str, Any] = {}
+        #: the work database this process measures in now (statements are counted there)
+        self.current: ServerLocation | None = None
+
+    # -- the server -----------------------------------------------------------------------------------
+    @property
+    def info(self) -> Any:
+        if self._info is None:
+            raw = os.environ.get(SERVER_ENV)
+            if not raw:
+                raise ServerNotConfigured(f"no PostgreSQL server was handed to this process ({SERVER_ENV} is unset)")
+            from .pg_server import ServerInfo
+
+            self._info = ServerInfo.from_json(json.loads(raw))
+        return self._info
+
+    def _connect(self, dbname: str) -> Any:
+        return _psycopg().connect(self.info.conninfo(dbname), autocommit=True, application_name=HARNESS_APP)
+
+    def _admin_conn(self) -> Any:
+        if self._admin is None or self._admin.closed:
+            self._admin = self._connect(self.info.maintenance_db)
+        return self._admin
+
+    def _conn(self, location: ServerLocation) -> Any:
+        """The harness's own connection to a database (kept: restore and read-back run every round)."""
+        conn = self._conns.get(location.dbname)
+        if conn is None or conn.closed:
+            conn = self._conns[location.dbname] = self._connect(location.dbname)
+        return conn
+
+    def _forget(self, dbname: str) -> None:
+        conn = self._conns.pop(dbname, None)
+        if conn is not None and not conn.closed:
+            conn.close()
+
+    def close_connections(self) -> None:
+        for dbname in list(self._conns):
+            self._forget(dbname)
+        if self._admin is not None and not self._admin.closed:
+            self._admin.close()
+        self._admin = None
+
+    # -- locations --------------------------------------------------------------------------------------
+    def location(self, directory: Path, stem: str) -> ServerLocation:  # type: ignore[override]
+        run = hashlib.sha1(str(Path(directory).parent).encode()).hexdigest()[:8]
+        kind = "t" if Path(directory).name == "templates" else "w"
+        digest = hashlib.sha1(stem.encode()).hexdigest()[:16]
+        return ServerLocation(f"ormbench_{run}_{kind}{digest}", self.info)
+
+    @staticmethod
+    def run_prefix(tmp: Path) -> str:
+        """The name prefix of every database a run (its scheduler's temporary directory) creates."""
+        return f"ormbench_{hashlib.sha1(str(tmp).encode()).hexdigest()[:8]}_"
+
+    def exists(self, location: Any) -> bool:
+        cur = self._admin_conn().execute("SELECT 1 FROM pg_database WHERE datname = %s", (location.dbname,))
+        return cur.fetchone() is not None
+
+    def copy(self, template: Any, dst: Any) -> None:
+        self.remove(dst)
+        self._forget(template.dbname)  # CREATE DATABASE ... TEMPLATE needs the template free of connections
+        self._admin_conn().execute(f"CREATE DATABASE {_ident(dst.dbname)} TEMPLATE {_ident(template.dbname)}")
+        self.current = dst
+
+    def remove(self, location: Any) -> None:
+        self._forget(location.dbname)
+        self._admin_conn().execute(f"DROP DATABASE IF EXISTS {_ident(location.dbname)} WITH (FORCE)")
+        if self.current is not None and self.current.dbname == location.dbname:
+            self.current = None
+
+    def rename(self, src: Any, dst: Any) -> None:
+        self._forget(src.dbname)
+        self._forget(dst.dbname)
+        self._admin_conn().execute(f"ALTER DATABASE {_ident(src.dbname)} RENAME TO {_ident(dst.dbname)}")
+
+    def create_empty(self, location: ServerLocation) -> None:
+        """A new empty database for an arm to build a starting state in (from ``template0``: nothing inherited)."""
+        self.remove(location)
+        self._admin_conn().execute(f"CREATE DATABASE {_ident(location.dbname)} TEMPLATE template0")
+        self.current = location
+
+    def drop_run(self, prefix: str) -> int:
+        """Drop every database whose name starts with ``prefix`` (the run's own); returns how many."""
+        rows = self._admin_conn().execute(
+            "SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (prefix,)).fetchall()
+        for (name,) in rows:
+            self._forget(name)
+            self._admin_conn().execute(f"DROP DATABASE IF EXISTS {_ident(name)} WITH (FORCE)")
+        return len(rows)
+
+    # -- templates and restore ----------------------------------------------------------------------------
+    def _tables(self, conn: Any) -> list[str]:
+        rows = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename").fetchall()
+        return [r[0] for r in rows]
+
+    def _sequences(self, conn: Any) -> list[tuple[str, str, str]]:
+        """(table, column, sequence) for every column fed by a sequence (serial or identity) in public."""
+        rows = conn.execute(
+            "SELECT c.table_name, c.column_name, pg_get_serial_sequence(quote_ident(c.table_name), c.column_name) "
+            "FROM information_schema.columns c WHERE c.table_schema = 'public' "
+            "AND pg_get_serial_sequence(quote_ident(c.table_name), c.column_name) IS NOT NULL "
+            "ORDER BY 1, 2").fetchall()
+        return [(t, c, s) for t, c, s in rows]
+
+    def finish_template(self, location: ServerLocation) -> None:
+        """After the arm built and closed a starting state: make it a template that restores exactly.
+
+        Rows were written with explicit ids, which PostgreSQL's sequences do not see; each sequence is set
+        to its column's largest id, so the next insert gets max + 1, as SQLite's rowid does. Autovacuum is
+        switched off on the arm's tables (a restore every round would otherwise wake it at random inside
+        ops) and statistics gathered, so every copy and every restore plans alike.
+        """
+        conn = self._conn(location)
+        with conn.transaction():
+            for table, column, seq in self._sequences(conn):
+                conn.execute(f"SELECT setval(%s, coalesce((SELECT max({_ident(column)}) FROM {_ident(table)}), 0) + 1, false)",
+                             (seq,))
+            conn.execute(f"CREATE SCHEMA {RESTORE_SCHEMA}")
+            conn.execute(f"CREATE TABLE {RESTORE_SCHEMA}._sequences (name text PRIMARY KEY, last_value bigint, "
+                         "is_called boolean)")
+            for table, _column, seq in self._sequences(conn):
+                conn.execute(f"INSERT INTO {RESTORE_SCHEMA}._sequences SELECT %s, last_value, is_called FROM {seq}",
+                             (seq,))
+            for table in self._tables(conn):
+                conn.execute(f"ALTER TABLE {_ident(table)} SET (autovacuum_enabled = false)")
+                conn.execute(f"CREATE TABLE {RESTORE_SCHEMA}.{_ident(table)} AS TABLE {_ident(table)}")
+        conn.execute("ANALYZE")
+        self._forget(location.dbname)
+
+    def restore(self, location: ServerLocation) -> None:
+        """Put the database back to its template's state in place, sequences included (the arm stays connected).
+
+        One transaction: every table of the arm emptied by one ``TRUNCATE``, refilled from the template's kept
+        copy in the first column's order (the physical order the template had), each sequence set back; then
+        ``ANALYZE``, so the planner sees what it saw in the template. An arm that left a transaction open
+        holds a lock ``TRUNCATE`` waits for: that fails after ``lock_timeout`` with the reason.
+        """
+        conn = self._conn(location)
+        tables = self._tables(conn)
+        try:
+            with conn.transaction():
+                conn.execute("SET LOCAL lock_timeout = '10s'")
+                if tables:
+                    conn.execute("TRUNCATE " + ", ".join(_ident(t) for t in tables))
+                for table in tables:
+                    conn.execute(f"INSERT INTO {_ident(table)} OVERRIDING SYSTEM VALUE "
+                                 f"SELECT * FROM {RESTORE_SCHEMA}.{_ident(table)} ORDER BY 1")
+                conn.execute(f"SELECT setval(name::regclass, last_value, is_called) FROM {RESTORE_SCHEMA}._sequences")
+        except _psycopg().errors.LockNotAvailable:
+            raise RuntimeError(f"restore of {location.dbname}: the arm's connection holds a transaction open "
+                               "after its op (TRUNCATE waited 10 s for its lock)") from None
+        conn.execute("ANALYZE " + ", ".join(_ident(t) for t in tables) if tables else "SELECT 1")
+
+    def read_snapshot(self, location: ServerLocation, main: str, columns: Sequence[str], field_names: Sequence[str],
+                      link: tuple[str, str, str] | None) -> Snapshot:
+        """Every row (and link) through the harness's own connection: what is committed, not what an ORM cached."""
+        conn = self._conn(location)
+        cols = ", ".join(_ident(c) for c in columns)
+        rows: dict[int, dict[str, Any]] = {}
+        for rec in conn.execute(f"SELECT {cols} FROM {_ident(main)}"):
+            row = dict(zip(field_names, rec))
+            rows[int(row["id"])] = row
+        links: set[tuple[int, int]] = set()
+        if link is not None:
+            table, a, b = link
+            links = {(int(x), int(y)) for x, y in conn.execute(f"SELECT {_ident(a)}, {_ident(b)} FROM {_ident(table)}")}
+        return Snapshot(rows, links)
+
+    def column_types(self, location: ServerLocation) -> dict[str, str]:
+        """``table.column`` -> the SQL type the arm's ORM created (recorded: how each ORM maps JSON and decimals)."""
+        rows = self._conn(location).execute(
+            "SELECT table_name, column_name, data_type FROM information_schema.columns "
+            "WHERE table_schema = 'public' ORDER BY table_name, ordinal_position").fetchall()
+        return {f"{t}.{c}": d for t, c, d in rows}
+
+    # -- what the harness asks of every backend ------------------------------------------------------------
+    def expected_durability(self, settings: Settings) -> dict[str, str]:
+        expected = dict(DURABLE_DEFAULTS)
+        expected["wal_sync_method"] = str(self.info.settings.get("wal_sync_method", "")).lower()
+        expected.update({k: str(v).lower() for k, v in settings.postgresql})
+        return expected
+
+    def commits(self, location: Any) -> int | None:
+        """Transaction ids handed out so far: PostgreSQL gives one to every transaction that writes, and none to one
+        that only reads, so the difference around an op is its write transactions (a savepoint that writes takes
+        one of its own). Server-wide: exact on the run's own server, where nothing else writes."""
+        row = self._admin_conn().execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint").fetchone()
+        return int(row[0])
+
+    def connections(self, location: Any) -> int | None:
+        row = self._admin_conn().execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND backend_type = 'client backend' "
+            "AND application_name IS DISTINCT FROM %s", (location.dbname, HARNESS_APP)).fetchone()
+        return int(row[0])
+
+    def statement_calls(self) -> dict[str, int]:
+        """Calls per statement text in the current work database, from ``pg_stat_statements``."""
+        if self.current is None:
+            return {}
+        rows = self._admin_conn().execute(
+            "SELECT s.query, sum(s.calls)::bigint FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid "
+            "WHERE d.datname = %s GROUP BY s.query", (self.current.dbname,)).fetchall()
+        return {q: int(n) for q, n in rows}
+
+    def trace_statements(self, counter: StatementCounter) -> str | None:
+        try:
+            row = self._admin_conn().execute(
+                "SELECT 1 FROM pg_extension WHERE extname = 'pg_stat_statements'").fetchone()
+        except Exception as exc:  # noqa: BLE001 - the reason is what the record keeps
+            return f"postgresql: cannot read pg_stat_statements ({type(exc).__name__}: {exc})"
+        if row is None:
+            return ("postgresql: the server has no pg_stat_statements extension (the run's own server loads it; "
+                    "on a server given by URL: shared_preload_libraries and CREATE EXTENSION pg_stat_statements)")
+        counter.add_source(_ServerStatements(self))
+        return None
+
+    def describe(self) -> dict[str, str]:
+        info = self.info
+        return {"postgresql_version": str(info.version), "server": "started for the run" if info.managed else "given by URL"}

@@ -1,0 +1,101 @@
+"""The parent's servers for one run: started when a cell first needs one, stopped when the run ends.
+
+A server database of the axis is either a throwaway server this run starts (``pg_server.start_server``,
+in a keeper process that also stops it if the run is killed) or one given by URL, where the run drops
+the databases it created, and only those, at the end. Workers learn the server through one environment
+variable (``postgresql.SERVER_ENV``). Nothing here imports an ORM or pytest.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..contract import Settings
+from .postgresql import SERVER_ENV, PostgresDatabase
+
+
+class ServerProblem(Exception):
+    """A server database of the run cannot be had: its cells are skipped with this one line."""
+
+
+@dataclass
+class Servers:
+    settings: Settings
+    #: the scheduler's temporary directory: every database the run creates is named after it
+    tmp: Path
+    postgresql_url: str = ""
+    _managed: dict[str, Any] = field(default_factory=dict)
+    _info: dict[str, Any] = field(default_factory=dict)
+    _problems: dict[str, str] = field(default_factory=dict)
+
+    def env_for(self, db: str) -> dict[str, str]:
+        """The environment variables a worker on ``db`` needs (none for the embedded side)."""
+        if db == "sqlite":
+            return {}
+        if db in self._problems:
+            raise ServerProblem(self._problems[db])
+        if db not in self._info:
+            try:
+                self._info[db] = self._start(db)
+            except ServerProblem as exc:
+                self._problems[db] = str(exc)
+                raise
+        return {SERVER_ENV: json.dumps(self._info[db].to_json())}
+
+    def _start(self, db: str) -> Any:
+        if db != "postgresql":
+            raise ServerProblem(f"{db}: no server support in this version")
+        from . import pg_server
+
+        try:
+            if self.postgresql_url:
+                info = pg_server.connect_url(self.postgresql_url)
+                _check_url_durability(info, self.settings)
+                return info
+            server = pg_server.start_server(dict(self.settings.postgresql))
+        except pg_server.ServerUnavailable as exc:
+            raise ServerProblem(str(exc)) from None
+        self._managed[db] = server
+        return server.info
+
+    def info(self, db: str) -> Any:
+        return self._info.get(db)
+
+    def close(self) -> None:
+        """Drop the run's databases on a URL server; stop the servers the run started (idempotent)."""
+        info = self._info.get("postgresql")
+        if info is not None and not info.managed:
+            import os
+
+            database = PostgresDatabase()
+            old = os.environ.get(SERVER_ENV)
+            os.environ[SERVER_ENV] = json.dumps(info.to_json())
+            try:
+                database.drop_run(PostgresDatabase.run_prefix(self.tmp))
+            except Exception:  # noqa: BLE001 - the server went away: nothing of ours is left to drop there
+                pass
+            finally:
+                database.close_connections()
+                if old is None:
+                    os.environ.pop(SERVER_ENV, None)
+                else:
+                    os.environ[SERVER_ENV] = old
+        for server in self._managed.values():
+            server.stop()
+        self._managed.clear()
+        self._info.clear()
+
+
+def _check_url_durability(info: Any, settings: Settings) -> None:
+    """A URL server must already run under the requested durability (the run cannot change it there)."""
+    wanted = {"synchronous_commit": "on", "fsync": "on", "full_page_writes": "on"}
+    wanted.update(dict(settings.postgresql))
+    wrong = {k: (v, str(info.settings.get(k, "?")).lower()) for k, v in wanted.items()
+             if str(info.settings.get(k, "?")).lower() != v}
+    if wrong:
+        said = ", ".join(f"{k}={have} (wanted {want})" for k, (want, have) in wrong.items())
+        raise ServerProblem(f"the server at {info.host}:{info.port} runs with {said}; set them there, or ask for "
+                            "its settings with --ormbench-postgresql-settings, or let the plugin start a server")
