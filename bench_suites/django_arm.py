@@ -1,15 +1,23 @@
-"""The Django ORM arm: Django's models, managers and querysets on its sqlite3 backend.
+"""The Django ORM arm: Django's models, managers and querysets on its sqlite3 or postgresql backend.
 
 Everything is configured in code: ``settings.configure(...)`` once per process
 (the first ``open``), with the one app ``bench_suites.django_app`` that holds the
 models; no settings module and no migrations. Tables are created from the
 models with the schema editor. Later ``open`` calls close the default
-connection and point its ``settings_dict`` at the new file.
+connection and point its ``settings_dict`` at the new file (or server database).
 
 Django opens every sqlite3 connection with ``PRAGMA foreign_keys = ON`` and
 ``PRAGMA legacy_alter_table = OFF``, then runs ``OPTIONS["init_command"]``
 (split on ";"): that is where the requested journal_mode, synchronous and
 foreign_keys go, so they are the last word on every connection Django opens.
+
+On PostgreSQL (``open()`` gets a ``ServerLocation``) the engine is
+``django.db.backends.postgresql``, which uses psycopg 3 when it is installed (the
+arm checks that it does): one persistent connection (``CONN_MAX_AGE=None``; Django
+closes connections only on request signals, which never fire here), in autocommit
+mode as Django runs by default, with Django's default client-side binding
+(``ClientCursor``: parameters are interpolated by psycopg, nothing is prepared on
+the server). Durability is the server's: nothing is set on the connection.
 """
 
 from __future__ import annotations
@@ -19,26 +27,42 @@ from typing import Any, Mapping, Sequence
 
 from pytest_ormbench.arm_helpers import assign
 from pytest_ormbench.contract import ModelSpec, Settings
+from pytest_ormbench.databases import is_server
 from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, apply_pragmas, pragma_statements
 
 APP = "bench_suites.django_app"
+SQLITE_ENGINE = "django.db.backends.sqlite3"
+POSTGRESQL_ENGINE = "django.db.backends.postgresql"
 
 
-def _setup(name: str, init_command: str) -> None:
-    """Configure Django once per process; afterwards only the database file changes."""
+def _sqlite_database(name: str, init_command: str) -> dict[str, Any]:
+    return {"ENGINE": SQLITE_ENGINE, "NAME": name, "OPTIONS": {"init_command": init_command}}
+
+
+def _server_database(location: Any) -> dict[str, Any]:
+    """Django's DATABASES entry for a server database (a ``ServerLocation``)."""
+    return {
+        "ENGINE": POSTGRESQL_ENGINE,
+        "NAME": location.dbname,
+        "HOST": location.host,
+        "PORT": str(location.port),
+        "USER": location.user,
+        "PASSWORD": location.password or "",
+        # persistent: the one connection stays open across ops, as on SQLite
+        "CONN_MAX_AGE": None,
+        "OPTIONS": {},
+    }
+
+
+def _setup(database: dict[str, Any]) -> None:
+    """Configure Django once per process; afterwards only the database file (or server database) changes."""
     import django
     from django.conf import settings
 
     if not settings.configured:
         settings.configure(
             DEBUG=False,  # no query log
-            DATABASES={
-                "default": {
-                    "ENGINE": "django.db.backends.sqlite3",
-                    "NAME": name,
-                    "OPTIONS": {"init_command": init_command},
-                }
-            },
+            DATABASES={"default": dict(database, OPTIONS=dict(database["OPTIONS"]))},
             INSTALLED_APPS=[APP],
             DEFAULT_AUTO_FIELD="django.db.models.BigAutoField",
             # the canonical timestamps are naive: store them as given
@@ -53,22 +77,43 @@ def _setup(name: str, init_command: str) -> None:
     django.setup()
 
 
+def _switch_engine(database: dict[str, Any]) -> None:
+    """Replace the default connection by one of another backend (a process that moves between SQLite and a server).
+
+    Django builds a connection's backend from ``settings.DATABASES`` once; the benchmark's workers stay on one
+    database, but an in-process caller may not.
+    """
+    from django.conf import settings
+    from django.db import connections
+
+    connections["default"].close()
+    configured = connections.configure_settings({"default": dict(database, OPTIONS=dict(database["OPTIONS"]))})
+    settings.DATABASES["default"] = connections.settings["default"] = configured["default"]
+    del connections["default"]
+
+
 class DjangoArm(SqliteArm):
     name = "django"
     label = "Django"
     driver = "sqlite3"
     packages = ("django",)
-    # bulk_create() fetches the new ids with INSERT ... RETURNING (SQLite >= 3.35)
+    databases = ("sqlite", "postgresql")
+    # bulk_create() fetches the new ids with INSERT ... RETURNING (SQLite >= 3.35, PostgreSQL)
     bulk_sets_ids = True
     deviations = {
+        "*": "On PostgreSQL: DateTimeField is 'timestamp with time zone' (Django's only datetime column there); "
+             "with USE_TZ=False and TIME_ZONE='UTC' Django sets the connection's time zone to UTC and writes and "
+             "reads naive values in it. Ids are BigAutoField: bigint GENERATED BY DEFAULT AS IDENTITY "
+             "(SQLite: integer PRIMARY KEY AUTOINCREMENT).",
         "fk": "ON DELETE SET NULL is carried out by Django's deletion collector (on_delete=SET_NULL), "
               "not by the database: the parent_id column is REFERENCES ... DEFERRABLE INITIALLY DEFERRED "
               "without an ON DELETE clause, and the collector also deletes the M2M link rows. So Delete "
               "(K) on Test 2 sends 3 statements per object (DELETE its links in both directions, UPDATE "
               "its children SET parent_id = NULL, DELETE the row): that is what obj.delete() costs in Django.",
-        "wide": "DecimalField is declared 'decimal' (NUMERIC affinity), so SQLite stores the values as "
+        "wide": "On SQLite, DecimalField is declared 'decimal' (NUMERIC affinity), so SQLite stores the values as "
                 "REAL/INTEGER; Django quantizes them back to 2 places on read. JSONField is stored as "
-                "JSON text. Defaults are Django field defaults (set on the object when it is built, "
+                "JSON text. On PostgreSQL: DecimalField is numeric(10, 2), FloatField double precision, "
+                "JSONField jsonb. Defaults are Django field defaults (set on the object when it is built, "
                 "untimed); the schema has no SQL DEFAULT clauses.",
     }
 
@@ -84,15 +129,21 @@ class DjangoArm(SqliteArm):
 
     def open(self, path: Path) -> None:
         self.path = path
-        init_command = ";".join(pragma_statements(self.settings))
-        _setup(str(path), init_command)
-        from django.db import connections
+        if is_server(path):
+            self._open_server(path)
+        else:
+            init_command = ";".join(pragma_statements(self.settings))
+            database = _sqlite_database(str(path), init_command)
+            _setup(database)
+            from django.db import connections
 
-        conn = connections["default"]
-        conn.close()
-        conn.settings_dict["NAME"] = str(path)
-        conn.settings_dict.setdefault("OPTIONS", {})["init_command"] = init_command
-        conn.ensure_connection()
+            if connections["default"].settings_dict["ENGINE"] != SQLITE_ENGINE:
+                _switch_engine(database)
+            conn = connections["default"]
+            conn.close()
+            conn.settings_dict["NAME"] = str(path)
+            conn.settings_dict.setdefault("OPTIONS", {})["init_command"] = init_command
+            conn.ensure_connection()
 
         from .django_app.models import BY_MODEL
 
@@ -100,6 +151,24 @@ class DjangoArm(SqliteArm):
         names = [f.attname for f in self.Model._meta.concrete_fields]
         if tuple(names) != self.model.field_names:  # .values()/.values_list() rely on this order
             raise RuntimeError(f"Django model fields {names} are not the canonical {self.model.field_names}")
+
+    def _open_server(self, location: Any) -> None:
+        database = _server_database(location)
+        _setup(database)
+        from django.db import connections
+
+        if connections["default"].settings_dict["ENGINE"] != POSTGRESQL_ENGINE:
+            _switch_engine(database)
+        conn = connections["default"]
+        conn.close()
+        for key in ("NAME", "HOST", "PORT", "USER", "PASSWORD", "CONN_MAX_AGE"):
+            conn.settings_dict[key] = database[key]
+        conn.ensure_connection()
+        import psycopg
+
+        if not isinstance(conn.connection, psycopg.Connection):  # Django falls back to psycopg2 without psycopg 3
+            raise RuntimeError(f"django arm: Django's postgresql backend connected with "
+                               f"{type(conn.connection).__module__}, not psycopg 3")
 
     def close(self) -> None:
         self._connection().close()
@@ -122,13 +191,21 @@ class DjangoArm(SqliteArm):
         # create_model() also creates the auto-created M2M through table and the indexes
         with conn.schema_editor() as editor:
             editor.create_model(self.Model)
-        # the SQLite schema editor switches foreign_keys off and back ON: reapply what was asked
-        apply_pragmas(self.raw_connection(), self.settings)
+        if not self.on_server:
+            # the SQLite schema editor switches foreign_keys off and back ON: reapply what was asked
+            apply_pragmas(self.raw_connection(), self.settings)
 
     def before_restore(self) -> None:
         conn = self._connection()
-        if conn.in_atomic_block or (conn.connection is not None and conn.connection.in_transaction):
+        if conn.in_atomic_block or (conn.connection is not None and self._in_transaction(conn.connection)):
             raise RuntimeError("django arm: a transaction is open at restore")
+
+    def _in_transaction(self, dbapi: Any) -> bool:
+        if self.on_server:
+            from psycopg.pq import TransactionStatus
+
+            return dbapi.info.transaction_status != TransactionStatus.IDLE
+        return dbapi.in_transaction
 
     # Django has no identity map or session: nothing to drop after a restore.
 
@@ -162,7 +239,8 @@ class DjangoArm(SqliteArm):
                 obj.save()
 
     def insert_bulk(self, objs: list[Any]) -> None:
-        # one transaction of its own; Django chunks by the SQLite variable limit
+        # one transaction of its own; Django chunks by the SQLite variable limit (on PostgreSQL: one
+        # INSERT ... RETURNING for all rows, no limit with client-side binding)
         self.Model.objects.bulk_create(objs)
 
     def filter_large(self, levels: Sequence[int]) -> list[Any]:
@@ -224,7 +302,13 @@ class DjangoArm(SqliteArm):
 
         out = super().describe()
         out["django"] = django.get_version()
-        if self.Model is not None:
+        try:  # what django.db.backends.postgresql connects with (psycopg 3 if installed, checked in open)
+            import psycopg
+
+            out["postgresql_driver"] = f"psycopg {psycopg.__version__} ({psycopg.pq.__impl__}, libpq {psycopg.pq.version()})"
+        except ImportError:
+            out["postgresql_driver"] = "psycopg 3 not installed"
+        if self.Model is not None and not self.on_server:
             fields = [f for f in self.Model._meta.concrete_fields if not f.primary_key]
             # rows per INSERT that bulk_create() uses for new objects (5.2: 999 variables; 6.x: the live limit)
             out["bulk_create_batch_rows"] = self._connection().ops.bulk_batch_size(fields, [])

@@ -1,12 +1,15 @@
-"""The ormar arm: async, pydantic-validated models on SQLAlchemy Core over aiosqlite.
+"""The ormar arm: async, pydantic-validated models on SQLAlchemy Core over aiosqlite or asyncpg.
 
 ormar 0.26 does not use the ``databases`` package: ``ormar.DatabaseConnection``
-wraps a SQLAlchemy ``AsyncEngine`` (``sqlite+aiosqlite``). Plain statements run on an
-AUTOCOMMIT view of the engine, ``database.transaction()`` checks out a connection,
-BEGINs and commits. The engine's pool is capped at one connection (pool_size=1,
-max_overflow=0), so the arm has exactly one sqlite3 connection, living in aiosqlite's
-worker thread; pragmas are applied on it by a ``connect`` listener, read back from it
-and ``restore`` runs the sqlite3 backup API into it, inside that thread.
+wraps a SQLAlchemy ``AsyncEngine`` (``sqlite+aiosqlite``, or ``postgresql+asyncpg`` on
+PostgreSQL). Plain statements run on an AUTOCOMMIT view of the engine,
+``database.transaction()`` checks out a connection, BEGINs and commits. The engine's pool
+is capped at one connection (pool_size=1, max_overflow=0), so the arm has exactly one
+connection. On SQLite it is a sqlite3 connection living in aiosqlite's worker thread;
+pragmas are applied on it by a ``connect`` listener, read back from it and ``restore``
+runs the sqlite3 backup API into it, inside that thread. On PostgreSQL it is one asyncpg
+connection; the durability is read back on it through ormar's query executor
+(:meth:`OrmarArm.server_rows`) and the harness restores in place on its own connection.
 
 Model classes are built per ``open()`` (their ``OrmarConfig`` binds the
 ``DatabaseConnection``, which binds the file), from ``contract.MODELS``.
@@ -24,6 +27,7 @@ from sqlalchemy import event
 
 from pytest_ormbench.arm_helpers import assign
 from pytest_ormbench.contract import WIDE_DEFAULTS, Field, ModelSpec
+from pytest_ormbench.databases import is_server
 from pytest_ormbench.sqlite_support import AiosqliteArm, SqlTables, apply_pragmas, chunked, tables_for, variable_limit
 
 
@@ -93,10 +97,15 @@ def build_models(model: ModelSpec, database: ormar.DatabaseConnection) -> tuple[
     return cls, link, metadata
 
 
+#: asyncpg's limit on the arguments of one statement (the SQLite branch reads SQLite's variable limit instead)
+PG_MAX_ARGS = 32767
+
+
 class OrmarArm(AiosqliteArm):
     name = "ormar"
     label = "ormar"
     packages = ("ormar", "aiosqlite", "sqlalchemy", "pydantic")
+    databases = ("sqlite", "postgresql")
     bulk_sets_ids = False
     unsupported: Mapping[str, str] = {}
     deviations = {
@@ -122,9 +131,14 @@ class OrmarArm(AiosqliteArm):
     # -- connection -----------------------------------------------------------
     async def open(self, path: Path) -> None:
         self.path = path
-        self.db = ormar.DatabaseConnection(f"sqlite+aiosqlite:///{path}", pool_size=1, max_overflow=0)
+        url = path.url("postgresql+asyncpg") if is_server(path) else f"sqlite+aiosqlite:///{path}"
+        self.db = ormar.DatabaseConnection(url, pool_size=1, max_overflow=0)
         self.Journal, self.Link, self.metadata = build_models(self.model, self.db)
         await self.db.connect()
+        self._columns = len(self.Journal.ormar_config.table.columns)  # bound values per row in C
+        if is_server(path):
+            self._max_vars = PG_MAX_ARGS
+            return
         settings = self.settings
 
         # registered after ormar's own listener (PRAGMA foreign_keys=ON), so these win
@@ -133,12 +147,24 @@ class OrmarArm(AiosqliteArm):
             apply_pragmas(dbapi_conn, settings)
 
         self._max_vars = await self.in_connection_thread(variable_limit)
-        self._columns = len(self.Journal.ormar_config.table.columns)  # bound values per row in C
 
     async def close(self) -> None:
         if self.db is not None:
             await self.db.disconnect()
             self.db = None
+
+    async def server_rows(self, sql: str) -> list[tuple[Any, ...]]:
+        """``sql``'s rows through ormar's query executor on the arm's one pooled asyncpg connection."""
+        assert self.db is not None
+        async with self.db.get_query_executor() as executor:
+            return [tuple(r.values()) for r in await executor.fetch_all(sqlalchemy.text(sql))]
+
+    def describe(self) -> dict[str, Any]:
+        try:
+            import asyncpg
+        except ImportError:  # SQLite only: the postgresql extra brings asyncpg
+            return super().describe()
+        return {**super().describe(), "postgresql_driver": f"asyncpg {asyncpg.__version__}"}
 
     @asynccontextmanager
     async def aiosqlite_connection(self) -> AsyncIterator[Any]:

@@ -1,4 +1,4 @@
-"""The Tortoise ORM arm (async, aiosqlite).
+"""The Tortoise ORM arm (async: aiosqlite on SQLite, asyncpg on PostgreSQL).
 
 Tortoise keeps its state (apps, connections) in a ``TortoiseContext`` held in a
 context variable. The harness drives each coroutine with
@@ -13,6 +13,16 @@ Tortoise's SQLite client runs ``PRAGMA journal_mode=WAL`` and
 credentials say otherwise; the credentials here pass the harness's settings
 (and SQLite's default journal_size_limit of -1), and ``pragmas()`` reads them
 back from the live aiosqlite connection.
+
+On PostgreSQL the connection is Tortoise's ``asyncpg://`` URL with the client's own
+pool parameters ``minsize=1&maxsize=1``: an asyncpg pool holding exactly one
+connection, opened in ``open()``. Every query outside a transaction, and every
+``in_transaction()`` block, checks that connection out of the pool and back in, and
+asyncpg's pool resets a connection it gets back (``Connection.reset()``: one
+``SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL;`` round trip),
+as it does for every Tortoise user on PostgreSQL. The durability is read back on
+that connection through Tortoise's raw-SQL API (``client.execute_query``,
+:meth:`TortoiseArm.server_rows`); the harness restores in place on its own connection.
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ from pytest_ormbench.contract import (
     ModelSpec,
     Settings,
 )
+from pytest_ormbench.databases import is_server
 from pytest_ormbench.sqlite_support import LINK_FROM, LINK_TO, AiosqliteArm, SqlTables, pragma_pairs, tables_for
 
 APP = "models"
@@ -47,8 +58,22 @@ CONNECTION = "default"
 # Models: one Tortoise model per canonical model, built from contract.MODELS
 # --------------------------------------------------------------------------
 
+class NaiveDatetimeField(fields.DatetimeField):
+    """Tortoise's DatetimeField, declared ``TIMESTAMP`` (without time zone) on PostgreSQL.
+
+    Tortoise declares every DatetimeField ``TIMESTAMPTZ`` on PostgreSQL, whatever ``use_tz`` says; with
+    ``use_tz=False`` it then hands asyncpg naive datetimes (which asyncpg reads as the process's local
+    time) and strips the zone from what it reads back. The canonical timestamps are naive, so the arm
+    overrides the PostgreSQL column type, the way Tortoise's own fields override it per dialect. Nothing
+    changes on SQLite (the column stays ``TIMESTAMP``).
+    """
+
+    class _db_postgres:
+        SQL_TYPE = "TIMESTAMP"
+
+
 _FIELD_TYPES = {
-    "datetime": lambda **kw: fields.DatetimeField(**kw),
+    "datetime": lambda **kw: NaiveDatetimeField(**kw),
     "int": lambda **kw: fields.IntField(**kw),
     "str": lambda **kw: fields.CharField(max_length=TEXT_MAX, **kw),
     "float": lambda **kw: fields.FloatField(**kw),
@@ -132,13 +157,22 @@ class TortoiseArm(AiosqliteArm):
     name = "tortoise"
     label = "Tortoise ORM"
     packages = ("tortoise-orm", "aiosqlite")
+    databases = ("sqlite", "postgresql")
     bulk_sets_ids = False  # bulk_create runs executemany: objects keep pk None
     deviations = {
         "*": "Tortoise's schema declares id INTEGER PRIMARY KEY AUTOINCREMENT, so every insert also "
              "updates sqlite_sequence (the control arm: plain INTEGER PRIMARY KEY); column defaults "
-             "are Python-side (applied when objects are built, untimed), not SQL DEFAULTs",
+             "are Python-side (applied when objects are built, untimed), not SQL DEFAULTs. "
+             "PostgreSQL: asyncpg through Tortoise's asyncpg:// client, its pool capped at one connection "
+             "(minsize=1, maxsize=1); every query outside a transaction and every in_transaction() checks the "
+             "connection out and back in, and asyncpg's pool resets it on the way back (one "
+             "'SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL' round trip each time); "
+             "ids are SERIAL and inserts are INSERT ... RETURNING id; DatetimeField is declared TIMESTAMP "
+             "(without time zone) through a subclass, Tortoise's own PostgreSQL type being TIMESTAMPTZ",
         "wide": "DecimalField is stored as VARCHAR(40) text on SQLite (Tortoise's SQLite column type for "
-                "decimals; the control arm declares DECIMAL(10, 2)); JSONField as JSON text",
+                "decimals; the control arm declares DECIMAL(10, 2)); JSONField as JSON text. "
+                "PostgreSQL: Tortoise's own types, DecimalField DECIMAL(10,2) (numeric), JSONField JSONB, "
+                "FloatField DOUBLE PRECISION",
         "fk": "the link table is Tortoise's generated through table: no id column, a UNIQUE(from_id, to_id) "
               "index kept up on every link write; Tortoise creates no index on to_id, the arm adds one "
               "(as the control arm has) so that ON DELETE CASCADE does not scan the link table per deleted row",
@@ -171,6 +205,11 @@ class TortoiseArm(AiosqliteArm):
             **pairs,  # synchronous, foreign_keys
         }
 
+    @staticmethod
+    def _server_url(location: Any) -> str:
+        """Tortoise's asyncpg URL, its pool capped at one connection (the client's minsize/maxsize)."""
+        return location.url("asyncpg") + "?minsize=1&maxsize=1"
+
     def open(self, path: Path) -> Any:
         self.path = path
         # Entered here, synchronously, so that every task the harness's loop
@@ -180,16 +219,18 @@ class TortoiseArm(AiosqliteArm):
         return self._open(path)
 
     async def _open(self, path: Path) -> None:
+        connection: Any = (self._server_url(path) if is_server(path) else
+                           {"engine": "tortoise.backends.sqlite", "credentials": self._credentials(path)})
         config = {
-            "connections": {CONNECTION: {"engine": "tortoise.backends.sqlite",
-                                         "credentials": self._credentials(path)}},
+            "connections": {CONNECTION: connection},
             "apps": {APP: {"models": [_models_module(self.model)], "default_connection": CONNECTION}},
             # the canonical timestamps are naive; use_tz=True would warn and convert on every write
             "use_tz": False,
         }
         await Tortoise.init(config=config)
         self.client = Tortoise.get_connection(CONNECTION)
-        await self.client.create_connection(with_db=True)  # connect now: pragmas applied, one handle
+        # connect now: on SQLite the pragmas applied, one handle; on PostgreSQL the pool and its one connection
+        await self.client.create_connection(with_db=True)
 
     def close(self) -> Any:
         ctx, self._ctx = self._ctx, None
@@ -198,6 +239,18 @@ class TortoiseArm(AiosqliteArm):
         ctx.__exit__(None, None, None)
         self.client = None
         return ctx.close_connections()
+
+    async def server_rows(self, sql: str) -> list[tuple[Any, ...]]:
+        """``sql``'s rows through Tortoise's raw-SQL API, on the pool's one asyncpg connection."""
+        _, rows = await self.client.execute_query(sql)
+        return [tuple(r) for r in rows]
+
+    def describe(self) -> dict[str, Any]:
+        try:
+            import asyncpg
+        except ImportError:  # SQLite only: asyncpg is what the PostgreSQL branch needs
+            return super().describe()
+        return {**super().describe(), "postgresql_driver": f"asyncpg {asyncpg.__version__}"}
 
     @asynccontextmanager
     async def aiosqlite_connection(self) -> AsyncIterator[Any]:
@@ -225,8 +278,9 @@ class TortoiseArm(AiosqliteArm):
         # executemany; tests/test_arm_tortoise.py checks that ``links.add()``
         # writes the same (from_id, to_id) rows.
         m2m = self.cls._meta.fields_map["links"]
+        marks = "$1, $2" if self.on_server else "?, ?"  # asyncpg's placeholders, or sqlite3's
         sql = (f'INSERT INTO "{m2m.through}" ("{m2m.backward_key}", "{m2m.forward_key}") '
-               f"VALUES (?, ?)")
+               f"VALUES ({marks})")
         async with in_transaction() as conn:
             await conn.execute_many(sql, [[a, b] for a, b in links])
 

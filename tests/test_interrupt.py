@@ -29,14 +29,33 @@ def _marked(mark: str) -> list[int]:
     return pids
 
 
+def _can_start_postgresql() -> bool:
+    try:
+        from pytest_ormbench.databases.pg_server import find_binaries
+        import psycopg  # noqa: F401
+    except ImportError:
+        return False
+    return find_binaries() is not None
+
+
+RUNS = {
+    "sqlite": ["--ormbench-arms=sqlite3"],
+    # a throwaway PostgreSQL server (its keeper and postmaster carry the mark too) must go with the run
+    "postgresql": ["--ormbench-db=postgresql", "--ormbench-arms=psycopg"],
+}
+
+
 @pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc (Linux)")
+@pytest.mark.parametrize("db", list(RUNS))
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_a_stopped_run_leaves_nothing_behind(tmp_path: Path, signum: int) -> None:
+def test_a_stopped_run_leaves_nothing_behind(tmp_path: Path, signum: int, db: str) -> None:
+    if db == "postgresql" and not _can_start_postgresql():
+        pytest.skip("no PostgreSQL server binaries or psycopg here")
     mark = f"ORMBENCH_INTERRUPT_TEST={uuid.uuid4().hex}"
     env = {**os.environ, "TMPDIR": str(tmp_path), mark.split("=")[0]: mark.split("=")[1]}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "bench_suites", "-p", "no:cacheprovider", "-q", "--ormbench-arms=sqlite3",
-         "--ormbench-models=simple", "--ormbench-mode=warm,cold", "--ormbench-rounds=50", "--ormbench-probe=off"],
+        [sys.executable, "-m", "pytest", "bench_suites", "-p", "no:cacheprovider", "-q", *RUNS[db],
+         "--ormbench-control=off", "--ormbench-models=simple", "--ormbench-mode=warm,cold", "--ormbench-rounds=50", "--ormbench-probe=off"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 60

@@ -244,6 +244,12 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
     if (pg_url or pg_settings) and "postgresql" not in dbs:
         raise pytest.UsageError("--ormbench-postgresql-url and --ormbench-postgresql-settings need "
                                 "--ormbench-db=postgresql (or sqlite,postgresql)")
+    if pg_url:
+        from .databases.pg_server import ServerUnavailable, connect_url
+        try:
+            connect_url(pg_url)  # an unreachable server is a usage error now, not a run of skipped cells
+        except ServerUnavailable as exc:
+            raise pytest.UsageError(f"--ormbench-postgresql-url: {exc}") from None
 
     model_order = list(MODELS)
     model_valid = {m: m for m in model_order} | MODEL_ALIASES

@@ -138,6 +138,8 @@ class PostgresDatabase(Database):
     """Databases on one PostgreSQL server; commits, connections and statements counted by the server."""
 
     name: ClassVar[str] = "postgresql"
+    #: how long a restore waits for the arm's locks before it says the arm left a transaction open
+    restore_lock_timeout: ClassVar[str] = "10s"
 
     def __init__(self) -> None:
         self._info: Any = None
@@ -284,7 +286,7 @@ class PostgresDatabase(Database):
         tables = self._tables(conn)
         try:
             with conn.transaction():
-                conn.execute("SET LOCAL lock_timeout = '10s'")
+                conn.execute(f"SET LOCAL lock_timeout = '{self.restore_lock_timeout}'")
                 if tables:
                     conn.execute("TRUNCATE " + ", ".join(_ident(t) for t in tables))
                 for table in tables:
@@ -293,7 +295,7 @@ class PostgresDatabase(Database):
                 conn.execute(f"SELECT setval(name::regclass, last_value, is_called) FROM {RESTORE_SCHEMA}._sequences")
         except _psycopg().errors.LockNotAvailable:
             raise RuntimeError(f"restore of {location.dbname}: the arm's connection holds a transaction open "
-                               "after its op (TRUNCATE waited 10 s for its lock)") from None
+                               f"after its op (TRUNCATE waited {self.restore_lock_timeout} for its lock)") from None
         conn.execute("ANALYZE " + ", ".join(_ident(t) for t in tables) if tables else "SELECT 1")
 
     def read_snapshot(self, location: ServerLocation, main: str, columns: Sequence[str], field_names: Sequence[str],
