@@ -239,8 +239,9 @@ class DjangoArm(SqliteArm):
                 obj.save()
 
     def insert_bulk(self, objs: list[Any]) -> None:
-        # one transaction of its own; Django chunks by the SQLite variable limit (on PostgreSQL: one
-        # INSERT ... RETURNING for all rows, no limit with client-side binding)
+        # one transaction of its own; Django chunks by the SQLite variable limit (on PostgreSQL: no limit,
+        # one statement for all rows; Django >= 5.2 writes it as INSERT ... SELECT * FROM UNNEST(<one array
+        # per column>) RETURNING id)
         self.Model.objects.bulk_create(objs)
 
     def filter_large(self, levels: Sequence[int]) -> list[Any]:

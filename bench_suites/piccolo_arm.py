@@ -1,4 +1,4 @@
-"""The Piccolo ORM arm (async, aiosqlite).
+"""The Piccolo ORM arm (async: aiosqlite on SQLite, asyncpg on PostgreSQL).
 
 Piccolo is configured in code only: one ``SQLiteEngine`` per opened database,
 assigned to the model's Table classes through ``Table._meta.db``; nothing is
@@ -14,18 +14,34 @@ holds no connection between ops, and every op except A runs inside one
 pragmas reach every connection Piccolo opens through a ``sqlite3.Connection``
 subclass passed as the ``factory`` connection kwarg (SQLiteEngine hands its
 kwargs to ``sqlite3.connect``).
+
+On PostgreSQL the engine is a ``PostgresEngine`` (asyncpg). Without a pool it too
+opens a new connection for every query and every transaction; with one, every query
+outside a transaction and every ``engine.transaction()`` checks a connection out of
+the pool. So ``open()`` starts Piccolo's connection pool with ``min_size=1,
+max_size=1`` (``engine.start_connection_pool``, as Piccolo's docs advise for an app):
+exactly one asyncpg connection, opened in ``open()`` and held until ``close()``. With
+the connection held, reads need no transaction to share it and run outside one; writes
+run in ``engine.transaction()`` as on SQLite. asyncpg's pool resets the connection
+each time it is checked back in (``Connection.reset()``: one ``SELECT
+pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL;`` round trip), as for
+every Piccolo user with a pool. The wide model's json column is ``JSONB`` there (the
+type Piccolo recommends on PostgreSQL; SQLite keeps ``JSON``). The durability is read
+back on the pool's connection through ``Table.raw`` (:meth:`PiccoloArm.server_rows`);
+the harness restores in place on its own connection.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import types
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, nullcontext
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Mapping, Sequence
 
 from piccolo.columns import (
     JSON,
+    JSONB,
     M2M,
     BigInt,
     Column,
@@ -40,6 +56,7 @@ from piccolo.columns import (
     Varchar,
 )
 from piccolo.columns.base import OnDelete
+from piccolo.engine.postgres import PostgresEngine
 from piccolo.engine.sqlite import SQLiteEngine, TransactionType
 from piccolo.table import Table
 
@@ -54,6 +71,8 @@ from pytest_ormbench.contract import (
     Settings,
     Unsupported,
 )
+from pytest_ormbench.databases import is_server
+from pytest_ormbench.pg_support import server_restore
 from pytest_ormbench.sqlite_support import (
     AiosqliteArm,
     SqlTables,
@@ -81,11 +100,15 @@ _WIDE_COLUMNS: dict[str, Callable[..., Column]] = {
 }
 
 
-def _wide_column(f: Field) -> Column:
+#: on PostgreSQL, json is JSONB (binary jsonb; Piccolo's JSON would be the text json type)
+_PG_WIDE_COLUMNS: dict[str, Callable[..., Column]] = {**_WIDE_COLUMNS, "json": JSONB}
+
+
+def _wide_column(f: Field, columns: Mapping[str, Callable[..., Column]] = _WIDE_COLUMNS) -> Column:
     if f.has_default:
-        return _WIDE_COLUMNS[f.kind](default=f.default)
+        return columns[f.kind](default=f.default)
     # Piccolo's numeric columns default to 0 even when null=True: ask for NULL.
-    return _WIDE_COLUMNS[f.kind](null=True, default=None)
+    return columns[f.kind](null=True, default=None)
 
 
 def _base_columns() -> dict[str, Column]:
@@ -121,17 +144,29 @@ JournalWide = _table("JournalWide", "journal_wide", {
     **{f.name: _wide_column(f) for f in MODELS["wide"].wide_fields},
 })
 
+#: the same table on PostgreSQL, its json column JSONB
+JournalWidePg = _table("JournalWidePg", "journal_wide", {
+    **_base_columns(),
+    **{f.name: _wide_column(f, _PG_WIDE_COLUMNS) for f in MODELS["wide"].wide_fields},
+})
+
 _TABLES: dict[str, tuple[type[Table], type[Table] | None]] = {
     "simple": (JournalSimple, None),
     "fk": (JournalFk, JournalFkLink),
     "wide": (JournalWide, None),
 }
+#: where PostgreSQL's tables differ from SQLite's
+_PG_TABLES: dict[str, tuple[type[Table], type[Table] | None]] = {**_TABLES, "wide": (JournalWidePg, None)}
+
+#: asyncpg's limit on the arguments of one statement (the SQLite branch reads SQLite's variable limit instead)
+PG_MAX_ARGS = 32767
 
 
 class PiccoloArm(AiosqliteArm):
     name = "piccolo"
     label = "Piccolo"
     packages = ("piccolo", "aiosqlite")
+    databases = ("sqlite", "postgresql")
     bulk_sets_ids = True
     unsupported = {
         "filter_tuples": "Piccolo has no row-tuple output: select() returns dicts, and output(as_list=True) "
@@ -144,15 +179,21 @@ class PiccoloArm(AiosqliteArm):
         "(IMMEDIATE for writes, DEFERRED for reads, as Piccolo's SQLite guide recommends), so it uses exactly "
         "one connection, opened and closed inside the timed region. Pragmas are applied on every connection "
         "through a sqlite3.Connection factory in the engine's connection kwargs; Piccolo itself runs "
-        "PRAGMA foreign_keys = 1 before every query (foreign_keys cannot be turned off).",
-        "insert_single": "await obj.save() outside a transaction: Piccolo opens and closes one connection per "
-        "object, so each insert also pays for connecting (and in WAL mode for the checkpoint SQLite runs "
-        "when the last connection to the database closes)",
-        "filter_large": "the queries of one op share one DEFERRED engine.transaction(); without it Piccolo "
-        "would open one connection per query",
-        "filter_small": "as filter_large: one DEFERRED engine.transaction() per op",
-        "get": "as filter_large: one DEFERRED engine.transaction() per op",
-        "filter_dicts": "as filter_large: one DEFERRED engine.transaction() per op",
+        "PRAGMA foreign_keys = 1 before every query (foreign_keys cannot be turned off). "
+        "PostgreSQL: PostgresEngine (asyncpg) with Piccolo's connection pool started at min_size=1, max_size=1, "
+        "so one connection held from open() to close(); every query outside a transaction and every "
+        "engine.transaction() checks it out and back in, and asyncpg's pool resets it on the way back (one "
+        "'SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL' round trip each time); reads run "
+        "outside a transaction, writes in engine.transaction(); inserts are INSERT ... RETURNING id.",
+        "insert_single": "await obj.save() outside a transaction: on SQLite Piccolo opens and closes one connection "
+        "per object, so each insert also pays for connecting (and in WAL mode for the checkpoint SQLite runs "
+        "when the last connection to the database closes); on PostgreSQL each save checks the pool's one "
+        "connection out and back in",
+        "filter_large": "SQLite: the queries of one op share one DEFERRED engine.transaction(); without it Piccolo "
+        "would open one connection per query (PostgreSQL: no transaction, the pool's one connection)",
+        "filter_small": "as filter_large: one DEFERRED engine.transaction() per op on SQLite",
+        "get": "as filter_large: one DEFERRED engine.transaction() per op on SQLite",
+        "filter_dicts": "as filter_large: one DEFERRED engine.transaction() per op on SQLite",
         "fk": "parent_id is ForeignKey('self', null=True, on_delete=SET NULL, index=True); Piccolo has no "
         "reverse-relation attribute (reverse lookups are queries on parent_id). The M2M column (links, through "
         "JournalFkLink's two ForeignKeys) is declared, but Piccolo cannot resolve a self-referential M2M: "
@@ -160,12 +201,15 @@ class PiccoloArm(AiosqliteArm):
         "links are written through the joining Table and removed by the database's ON DELETE CASCADE",
         "wide": "decimal is Numeric(digits=(10, 2)) but Piccolo's SQLite adapter converts Decimal to float, so "
         "decimals are stored as REAL (read back as Decimal of the float's text); json is JSON stored as TEXT, "
-        "read with output(load_json=True); float is DoublePrecision",
-        "restore": "no connection is open between ops, so restore copies the template with the SQLite backup "
-        "API into a short-lived sqlite3 connection made with the engine's own connection kwargs",
+        "read with output(load_json=True); float is DoublePrecision. PostgreSQL: decimal NUMERIC(10, 2), "
+        "json JSONB (Piccolo's JSONB column) read with output(load_json=True), float DOUBLE PRECISION, "
+        "timestamp TIMESTAMP (without time zone)",
+        "restore": "SQLite: no connection is open between ops, so restore copies the template with the SQLite "
+        "backup API into a short-lived sqlite3 connection made with the engine's own connection kwargs "
+        "(PostgreSQL: the harness restores in place; the pool's connection stays open)",
     }
 
-    db: SQLiteEngine | None = None
+    db: SQLiteEngine | PostgresEngine | None = None
 
     def __init__(self, model: ModelSpec, settings: Settings) -> None:
         super().__init__(model, settings)
@@ -180,28 +224,49 @@ class PiccoloArm(AiosqliteArm):
 
     # -- connection -----------------------------------------------------------
     async def open(self, path: Path) -> None:
-        # Built inside the running loop: SQLiteEngine.__init__ uses piccolo's
+        # Built inside the running loop: the engines' __init__ uses piccolo's
         # run_sync, which would otherwise call asyncio.run() on this thread and
         # unset the harness's event loop.
         self.path = path
-        self.db = SQLiteEngine(path=str(path), factory=pragma_connection_class(self.settings))
+        if is_server(path):
+            self.table, self.link = _PG_TABLES[self.model.name]
+            # PostgresEngine.__init__ asks the server's version on a connection of its own (closed again)
+            self.db = PostgresEngine(config={"host": path.host, "port": path.port, "user": path.user,
+                                             "password": path.password, "database": path.dbname})
+            # one connection, held until close(): without a pool Piccolo connects for every query
+            await self.db.start_connection_pool(min_size=1, max_size=1)
+            self._max_vars = PG_MAX_ARGS
+        else:
+            self.db = SQLiteEngine(path=str(path), factory=pragma_connection_class(self.settings))
         for t in (self.table, self.link):
             if t is not None:
                 t._meta.db = self.db
 
     async def close(self) -> None:
-        # Piccolo closes each connection when its transaction or query ends.
-        self.db = None
+        # SQLite: Piccolo closes each connection when its transaction or query ends.
+        db, self.db = self.db, None
+        if isinstance(db, PostgresEngine):
+            await db.close_connection_pool()
 
-    def _engine(self) -> SQLiteEngine:
+    def _engine(self) -> SQLiteEngine | PostgresEngine:
         assert self.db is not None, "open() first"
         return self.db
 
     def _write(self):
-        return self._engine().transaction(transaction_type=TransactionType.immediate)
+        db = self._engine()
+        if isinstance(db, PostgresEngine):
+            return db.transaction()
+        return db.transaction(transaction_type=TransactionType.immediate)
 
     def _read(self):
-        return self._engine().transaction()
+        db = self._engine()
+        if isinstance(db, PostgresEngine):
+            return nullcontext()  # the pool's one connection, no transaction
+        return db.transaction()
+
+    async def server_rows(self, sql: str) -> list[tuple[Any, ...]]:
+        """``sql``'s rows through Piccolo's raw-SQL API (``Table.raw``), on the pool's one connection."""
+        return [tuple(r.values()) for r in await self.table.raw(sql)]
 
     @asynccontextmanager
     async def aiosqlite_connection(self) -> AsyncIterator[Any]:
@@ -209,12 +274,17 @@ class PiccoloArm(AiosqliteArm):
         async with self._read() as tx:
             yield tx.connection
 
-    def expected_settings(self) -> dict[str, str]:
+    def expected_settings(self) -> dict[str, str] | None:
+        if self.on_server:
+            return None  # what the server backend expects (PostgreSQL always enforces foreign keys)
         if not self.settings.foreign_keys:
             raise Unsupported("Piccolo runs PRAGMA foreign_keys = 1 before every query; it cannot run with them off")
         return expected_pragmas(self.settings)
 
     def restore(self, template: Path) -> None:
+        if self.on_server:
+            server_restore(self.path)  # in place, on the harness's connection; the pool's stays open
+            return
         # Not AiosqliteArm's restore: there is no live connection to keep warm, and the one a
         # transaction hands out cannot be a backup target (it is inside BEGIN).
         conn = sqlite3.connect(**self._engine().connection_kwargs)
@@ -316,9 +386,17 @@ class PiccoloArm(AiosqliteArm):
     def describe(self) -> dict[str, Any]:
         from piccolo.utils.encoding import ORJSON
 
+        try:
+            import asyncpg
+        except ImportError:  # SQLite only: asyncpg is what the PostgreSQL branch needs
+            pg: dict[str, str] = {}
+        else:
+            pg = {"postgresql_driver": f"asyncpg {asyncpg.__version__}",
+                  "postgresql_connections": "Piccolo's connection pool, min_size=1, max_size=1: one asyncpg connection"}
         return {
             **super().describe(),
             "connections": "one aiosqlite connection per transaction: one per op, one per object in A",
+            **pg,
             # piccolo encodes and decodes JSON with orjson when it is installed
             "json_library": "orjson" if ORJSON else "json",
         }

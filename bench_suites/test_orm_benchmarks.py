@@ -21,6 +21,8 @@ def test_orm(ormbench_cell, ormbench_run, request):
     cell = f"{info['arm']}-{info['model']}-{info['op_name']}-{info['mode']}-{info['table']}"
     if info.get("db", "sqlite") != "sqlite":
         cell += f"-{info['db']}"  # a server database ends the id; SQLite cells keep their ids
+    if info.get("rtt_ms") is not None:
+        cell += f"-rtt{info['rtt_ms']:g}"  # a latency sweep's cell: its round-trip time last
     assert cell == request.node.callspec.id, f"the record is {cell}'s"
     assert info["verified"] is True
     # the rounds in force (the command line, the ini file or the preset), as the plugin parsed them

@@ -53,6 +53,10 @@ from pytest_ormbench.sqlite_support import LINK_FROM, LINK_TO, AiosqliteArm, Sql
 
 APP = "models"
 CONNECTION = "default"
+#: the connection's name on PostgreSQL. Tortoise caches each model's compiled INSERT/UPDATE/DELETE per
+#: process in ``EXECUTOR_CACHE``, keyed by (connection name, schema, table) and never by dialect: under
+#: one name, a process that ran the SQLite arm would send SQLite's ``?`` placeholders to PostgreSQL.
+SERVER_CONNECTION = "postgresql"
 
 # --------------------------------------------------------------------------
 # Models: one Tortoise model per canonical model, built from contract.MODELS
@@ -219,16 +223,19 @@ class TortoiseArm(AiosqliteArm):
         return self._open(path)
 
     async def _open(self, path: Path) -> None:
-        connection: Any = (self._server_url(path) if is_server(path) else
-                           {"engine": "tortoise.backends.sqlite", "credentials": self._credentials(path)})
+        if is_server(path):
+            name, connection = SERVER_CONNECTION, self._server_url(path)
+        else:
+            name, connection = CONNECTION, {"engine": "tortoise.backends.sqlite",
+                                            "credentials": self._credentials(path)}
         config = {
-            "connections": {CONNECTION: connection},
-            "apps": {APP: {"models": [_models_module(self.model)], "default_connection": CONNECTION}},
+            "connections": {name: connection},
+            "apps": {APP: {"models": [_models_module(self.model)], "default_connection": name}},
             # the canonical timestamps are naive; use_tz=True would warn and convert on every write
             "use_tz": False,
         }
         await Tortoise.init(config=config)
-        self.client = Tortoise.get_connection(CONNECTION)
+        self.client = Tortoise.get_connection(name)
         # connect now: on SQLite the pragmas applied, one handle; on PostgreSQL the pool and its one connection
         await self.client.create_connection(with_db=True)
 

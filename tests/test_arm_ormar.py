@@ -46,3 +46,86 @@ def test_relations_are_real_and_directed(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "fk.db") as conn:
         indexes = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
     assert {"ix_journal_fk_parent_id", "ix_journal_fk_links_from_id", "ix_journal_fk_links_to_id"} <= indexes
+
+
+# -- PostgreSQL ------------------------------------------------------------------------------------
+
+@pytest.fixture
+def pg_location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+    """An empty database on a throwaway server (skipped where there are no server binaries or no asyncpg)."""
+    pytest.importorskip("asyncpg")
+    pytest.importorskip("psycopg")
+    pg_server = pytest.importorskip("pytest_ormbench.databases.pg_server")
+    if pg_server.find_binaries() is None:
+        pytest.skip("no PostgreSQL server binaries here")
+    import json
+
+    from pytest_ormbench.databases.postgresql import SERVER_ENV, PostgresDatabase
+
+    with pg_server.start_server() as srv:
+        monkeypatch.setenv(SERVER_ENV, json.dumps(srv.info.to_json()))
+        database = PostgresDatabase()
+        loc = database.location(tmp_path / "work", "w")
+        database.create_empty(loc)
+        try:
+            yield database, loc
+        finally:
+            database.drop_run(PostgresDatabase.run_prefix(tmp_path))
+            database.close_connections()
+
+
+def test_on_postgresql_relations_types_durability_and_one_connection(pg_location) -> None:  # noqa: ANN001
+    import psycopg
+
+    database, loc = pg_location
+
+    async def scenario() -> None:
+        arm = OrmarArm(MODELS["fk"], Settings())
+        await arm.open(loc)
+        try:
+            assert arm.on_server
+            await arm.create_schema()
+            settings = await arm.pragmas()
+            assert {k: settings[k] for k in ("synchronous_commit", "fsync", "full_page_writes")} == {
+                "synchronous_commit": "on", "fsync": "on", "full_page_writes": "on"}
+            t = dt.datetime(2026, 1, 1)
+            a, b = arm.build([{"timestamp": t, "level": 10, "text": "a"}, {"timestamp": t, "level": 20, "text": "b"}])
+            await arm.insert_batch([a])
+            b.parent_id = a
+            await arm.insert_batch([b])
+            await b.links_to.add(a)  # directed: b -> a
+            assert database.connections(loc) == 1  # the pool's one asyncpg connection
+            assert arm.snapshot().links == {(b.id, a.id)}
+            linked = await arm.Journal.objects.select_related("links_from").get(id=a.id)
+            assert [x.id for x in linked.links_from] == [b.id]
+            await arm.delete([a])  # ON DELETE SET NULL on the parent, CASCADE on the links
+            snap = arm.snapshot()
+            assert snap.rows[b.id]["parent_id"] is None and snap.links == set()
+        finally:
+            await arm.close()
+
+        wide = OrmarArm(MODELS["wide"], Settings())
+        await wide.open(loc)
+        try:
+            await wide.create_schema()
+        finally:
+            await wide.close()
+
+    asyncio.run(scenario())
+    with psycopg.connect(loc.conninfo()) as conn:
+        types = dict(conn.execute(
+            "SELECT column_name, format_type(atttypid, atttypmod) FROM information_schema.columns c "
+            "JOIN pg_attribute a ON a.attrelid = c.table_name::regclass AND a.attname = c.column_name "
+            "WHERE c.table_name = 'journal_wide'").fetchall())
+        indexes = {r[0] for r in conn.execute("SELECT indexname FROM pg_indexes WHERE tablename LIKE 'journal_fk%'")}
+    assert types["timestamp"] == "timestamp without time zone"
+    assert types["col_float_1"] == "double precision"  # a 4-byte real would fail verification
+    assert types["col_decimal_1"] == "numeric(10,2)"
+    assert types["col_json_1"] == "json"  # ormar.JSON is SQLAlchemy's generic JSON (no jsonb in ormar)
+    assert {"ix_journal_fk_parent_id", "ix_journal_fk_links_from_id", "ix_journal_fk_links_to_id"} <= indexes
+
+
+def test_describe_names_the_postgresql_driver() -> None:
+    asyncpg = pytest.importorskip("asyncpg")
+    info = OrmarArm(MODELS["simple"], Settings()).describe()
+    assert info["postgresql_driver"] == f"asyncpg {asyncpg.__version__}"

@@ -1,9 +1,11 @@
 """The Tortoise ORM arm: its
-Test 2 relations, the pragmas it undoes, and re-opening on another path after close()."""
+Test 2 relations, the pragmas it undoes, and re-opening on another path after close();
+on PostgreSQL (where server binaries are here): the same relations, the column types, one connection."""
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import sqlite3
 from pathlib import Path
 
@@ -17,11 +19,34 @@ from pytest_ormbench.runner import drive  # noqa: E402
 from pytest_ormbench.sqlite_support import expected_pragmas  # noqa: E402
 
 
-
 def _rows(n: int) -> list[dict]:
     t = dt.datetime(2026, 1, 1)
     return [{"id": i, "timestamp": t, "level": 10, "text": f"r{i}", "parent_id": 1 if i > 1 else None}
             for i in range(1, n + 1)]
+
+
+def _check_relations(arm) -> None:  # noqa: ANN001
+    """Test 2's relations through Tortoise's own API, and ON DELETE SET NULL / CASCADE (the arm open, schema made)."""
+    drive(arm.populate(_rows(4), [(2, 1), (3, 1), (3, 2)]))
+    J = arm.cls
+
+    async def check() -> None:
+        root, three = await J.get(id=1), await J.get(id=3)
+        assert sorted(c.id for c in await root.children.all()) == [2, 3, 4]
+        assert (await (await J.get(id=2)).parent).id == 1
+        # directed many-to-many: 3 -> {1, 2}, and 1 <- {2, 3}
+        assert sorted(x.id for x in await three.links.all()) == [1, 2]
+        assert sorted(x.id for x in await root.linked_from.all()) == [2, 3]
+        assert await root.links.all() == []
+        # the ORM's own add() writes (from_id, to_id) as insert_links does
+        await (await J.get(id=4)).links.add(three)
+
+    drive(check())
+    assert arm.snapshot().links == {(2, 1), (3, 1), (3, 2), (4, 3)}
+    drive(arm.delete(drive(arm.load_all())[:1]))  # ON DELETE SET NULL on children, CASCADE on links
+    snap = arm.snapshot()
+    assert all(snap.rows[i]["parent_id"] is None for i in (2, 3, 4))
+    assert snap.links == {(3, 2), (4, 3)}
 
 
 def test_relations_are_real_and_directed(tmp_path: Path) -> None:
@@ -31,26 +56,7 @@ def test_relations_are_real_and_directed(tmp_path: Path) -> None:
     drive(arm.open(tmp_path / "fk.db"))
     try:
         drive(arm.create_schema())
-        drive(arm.populate(_rows(4), [(2, 1), (3, 1), (3, 2)]))
-        J = arm.cls
-
-        async def check() -> None:
-            root, three = await J.get(id=1), await J.get(id=3)
-            assert sorted(c.id for c in await root.children.all()) == [2, 3, 4]
-            assert (await (await J.get(id=2)).parent).id == 1
-            # directed many-to-many: 3 -> {1, 2}, and 1 <- {2, 3}
-            assert sorted(x.id for x in await three.links.all()) == [1, 2]
-            assert sorted(x.id for x in await root.linked_from.all()) == [2, 3]
-            assert await root.links.all() == []
-            # the ORM's own add() writes (from_id, to_id) as insert_links does
-            await (await J.get(id=4)).links.add(three)
-
-        drive(check())
-        assert arm.snapshot().links == {(2, 1), (3, 1), (3, 2), (4, 3)}
-        drive(arm.delete(drive(arm.load_all())[:1]))  # ON DELETE SET NULL on children, CASCADE on links
-        snap = arm.snapshot()
-        assert all(snap.rows[i]["parent_id"] is None for i in (2, 3, 4))
-        assert snap.links == {(3, 2), (4, 3)}
+        _check_relations(arm)
     finally:
         drive(arm.close())
     with sqlite3.connect(tmp_path / "fk.db") as conn:
@@ -76,3 +82,86 @@ def test_pragmas_read_back_and_reopen(tmp_path: Path, journal: str) -> None:
         finally:
             drive(arm.close())
         assert set(arm.snapshot().rows) == {1}
+
+
+# -- PostgreSQL -------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def pg_server():  # noqa: ANN201
+    pg = pytest.importorskip("pytest_ormbench.databases.pg_server")
+    pytest.importorskip("psycopg")
+    pytest.importorskip("asyncpg")
+    if pg.find_binaries() is None:
+        pytest.skip("no PostgreSQL server binaries here")
+    with pg.start_server() as srv:
+        yield srv
+
+
+@pytest.fixture
+def pg_location(pg_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN001, ANN201
+    """An empty database on the module's server, through the harness's own backend (snapshot reads through it)."""
+    from pytest_ormbench.databases import DATABASES
+    from pytest_ormbench.databases.postgresql import SERVER_ENV
+
+    monkeypatch.setenv(SERVER_ENV, json.dumps(pg_server.info.to_json()))
+    db = DATABASES["postgresql"]
+    db.close_connections()
+    monkeypatch.setattr(db, "_info", None)  # this module's server, not one an earlier test handed over
+    location = db.location(tmp_path / "work", "w")
+    db.create_empty(location)
+    yield db, location
+    db.drop_run(db.run_prefix(tmp_path))
+    db.close_connections()
+
+
+def test_on_postgresql_relations_types_and_one_connection(pg_location, tmp_path: Path) -> None:  # noqa: ANN001
+    from bench_suites.tortoise_arm import TortoiseArm
+
+    # First on SQLite in this process: Tortoise caches compiled writes per (connection name, table), never
+    # per dialect, so PostgreSQL must not be handed SQLite's statements (the arm names the connections apart).
+    lite = TortoiseArm(MODELS["fk"], Settings())
+    drive(lite.open(tmp_path / "first.db"))
+    try:
+        drive(lite.create_schema())
+        drive(lite.populate(_rows(2), [(2, 1)]))
+        drive(lite.update_partial(drive(lite.load_all()), [11, 12]))
+        drive(lite.delete(drive(lite.load_all())[:1]))
+    finally:
+        drive(lite.close())
+
+    db, location = pg_location
+    arm = TortoiseArm(MODELS["fk"], Settings())
+    drive(arm.open(location))
+    try:
+        assert arm.on_server
+        assert db.connections(location) == 1  # the pool's one asyncpg connection, opened in open()
+        assert drive(arm.pragmas()) == db.expected_durability(Settings())
+        drive(arm.create_schema())
+        _check_relations(arm)
+        drive(arm.update_partial(drive(arm.load_all()), [11, 12, 13]))
+        assert {r["level"] for r in arm.snapshot().rows.values()} == {11, 12, 13}
+        assert db.connections(location) == 1
+        types = db.column_types(location)
+        assert types["journal_fk.timestamp"] == "timestamp without time zone"  # not Tortoise's TIMESTAMPTZ
+        indexed = {tuple(r) for r in db._conn(location).execute(
+            "SELECT t.relname, a.attname FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid "
+            "JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = i.indkey[0]").fetchall()}
+        assert {("journal_fk", "parent_id"), ("journal_fk_links", "from_id"), ("journal_fk_links", "to_id")} <= indexed
+    finally:
+        drive(arm.close())
+    assert db.connections(location) == 0
+
+
+def test_on_postgresql_the_wide_types(pg_location) -> None:  # noqa: ANN001
+    from bench_suites.tortoise_arm import TortoiseArm
+
+    db, location = pg_location
+    arm = TortoiseArm(MODELS["wide"], Settings())
+    drive(arm.open(location))
+    try:
+        drive(arm.create_schema())
+    finally:
+        drive(arm.close())
+    types = db.column_types(location)
+    assert {types[f"journal_wide.col_{kind}_1"] for kind in ("float", "decimal", "json")} == {
+        "double precision", "numeric", "jsonb"}

@@ -68,6 +68,9 @@ OPTIONS: tuple[Option, ...] = (
            "defaults: comma-separated NAME=VALUE of synchronous_commit, fsync, full_page_writes, wal_sync_method "
            "(applied to the throwaway server; on a URL server synchronous_commit is set per database and the "
            "others must already hold)", metavar="NAME=VALUE,..."),
+    Option("rtt", "", "a latency sweep on the server databases: comma-separated round-trip times in ms (e.g. "
+           "0,1,5,25); each server cell runs once per RTT with the arm's connection through a loopback proxy that "
+           "delays every chunk by RTT/2 each way (0 goes through the proxy too, to price it)", metavar="MS,..."),
     Option("sqlite-journal", "delete", "SQLite journal_mode for every arm: delete or wal"),
     Option("sqlite-synchronous", "full", "SQLite synchronous for every arm: full, normal or off"),
     Option("verify-only", "false", "run every cell once with verification, record no timings (works under xdist)",
@@ -157,6 +160,21 @@ def _choices(flag: str, value: str, valid: dict[str, str], allow_all: bool, orde
     return tuple(sorted(picked, key=order.index))
 
 
+def _rtts(value: str) -> tuple[float, ...]:
+    """``--ormbench-rtt``: round-trip times in ms, each a finite number >= 0, in the order given."""
+    out: list[float] = []
+    for item in _split(value):
+        try:
+            ms = float(item)
+        except ValueError:
+            ms = -1.0
+        if not (ms >= 0 and ms < 10_000):
+            raise pytest.UsageError(f"--ormbench-rtt: expected round-trip times in ms (0 or more), got {item!r}")
+        if ms not in out:
+            out.append(ms)
+    return tuple(out)
+
+
 def _pg_settings(value: str) -> tuple[tuple[str, str], ...]:
     """``--ormbench-postgresql-settings``: NAME=VALUE pairs of the durability settings, checked by name."""
     from .databases.postgresql import DURABILITY
@@ -239,6 +257,9 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
         # the yardsticks run beside any selection, like the drift probe: one per database in the run
         wanted = [a for a, db in CONTROL_ARMS.items() if db in dbs and a in arm_names]
         arms = tuple(a for a in arm_names if a in arms or a in wanted)
+    rtts = _rtts(str(get("rtt") or ""))
+    if rtts and not any(db != "sqlite" for db in dbs):
+        raise pytest.UsageError("--ormbench-rtt sweeps a server's round trip: it needs --ormbench-db=postgresql")
     pg_url = str(get("postgresql-url") or "").strip()
     pg_settings = _pg_settings(str(get("postgresql-settings") or ""))
     if (pg_url or pg_settings) and "postgresql" not in dbs:
@@ -289,7 +310,7 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
     return RunConfig(
         arms=arms, models=models, ops=ops, modes=modes, tables=tables, rounds=rounds,
         sizes=Sizes(iterations, batch), settings=Settings(journal, sync, postgresql=pg_settings), dbs=dbs,
-        postgresql_url=pg_url,
+        postgresql_url=pg_url, rtts=rtts,
         verify_only=bool(get("verify-only")), register=register,
         memory=bool(get("memory")), report=str(get("report") or "").strip(), schedule=schedule,
         compare=str(get("compare") or "").strip(), compare_markdown=str(get("compare-markdown") or "").strip(),

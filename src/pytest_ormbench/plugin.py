@@ -146,9 +146,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     run = metafunc.config.stash[SESSION_KEY].run
     keys = [
-        CellKey(arm, model, op, mode, table, db)
+        CellKey(arm, model, op, mode, table, db, rtt)
         for db in run.dbs for arm in run.arms if CONTROL_ARMS.get(arm, db) == db
         for model in run.models for op in run.ops for mode in run.modes for table in run.tables
+        for rtt in (run.rtts if run.rtts and db != "sqlite" else (None,))
     ]
     metafunc.parametrize("ormbench_cell", keys, ids=[k.id for k in keys], indirect=True)
 
@@ -194,11 +195,11 @@ def _put_back_the_control_arm(config: pytest.Config, items: list[pytest.Item]) -
     dropped = config.stash.get(DESELECTED_KEY, [])
     if session is None or not session.run.control or not dropped:
         return
-    wanted = {(k.model, k.op, k.mode, k.table, k.db) for k in map(_cell_of, items) if k is not None}
+    wanted = {(k.model, k.op, k.mode, k.table, k.db, k.rtt_ms) for k in map(_cell_of, items) if k is not None}
     present = {k for k in map(_cell_of, items) if k is not None and k.arm in CONTROL_ARMS}
     back = [item for item in dropped
             if (k := _cell_of(item)) is not None and k not in present
-            and (k.model, k.op, k.mode, k.table, k.db) in wanted]
+            and (k.model, k.op, k.mode, k.table, k.db, k.rtt_ms) in wanted]
     if back:
         items[:0] = back
         dropped[:] = [item for item in dropped if item not in back]

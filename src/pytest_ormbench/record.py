@@ -41,9 +41,14 @@ DEFAULT_DB = "sqlite"
 SERVER_DBS = ("postgresql", "mysql")
 
 
+def format_rtt(rtt_ms: float) -> str:
+    """An RTT as ids and tables show it: ``5``, ``0.5`` (milliseconds)."""
+    return f"{rtt_ms:g}"
+
+
 @dataclass(frozen=True, order=True)
 class CellKey:
-    """Which cell: arm x model x operation x mode x table x database. ``op`` is the letter (A-K)."""
+    """Which cell: arm x model x operation x mode x table x database (x RTT). ``op`` is the letter (A-K)."""
 
     arm: str
     model: str
@@ -52,6 +57,8 @@ class CellKey:
     table: str
     #: the database the arm stored in: ``sqlite`` (the default, and ObjectBox's own store) or a server
     db: str = DEFAULT_DB
+    #: a server database reached through the latency proxy at this round-trip time (ms); None: directly
+    rtt_ms: float | None = None
 
     @property
     def operation(self) -> Op:
@@ -61,29 +68,50 @@ class CellKey:
     def id(self) -> str:
         """The test id, e.g. ``peewee-simple-insert_single-cold-default`` (the one format, built here only).
 
-        A server database adds its name (``...-cold-default-postgresql``); SQLite cells keep the ids they
-        had before the database axis, so that earlier results and baselines still match.
+        A server database adds its name (``...-cold-default-postgresql``), and a latency sweep the RTT
+        (``...-postgresql-rtt5``); SQLite cells keep the ids they had before the database axis, so that
+        earlier results and baselines still match.
         """
         base = f"{self.arm}-{self.model}-{self.operation.name}-{self.mode}-{self.table}"
-        return base if self.db == DEFAULT_DB else f"{base}-{self.db}"
+        if self.db != DEFAULT_DB:
+            base += f"-{self.db}"
+        if self.rtt_ms is not None:
+            base += f"-rtt{format_rtt(self.rtt_ms)}"
+        return base
 
     @classmethod
     def parse(cls, cell_id: str) -> CellKey:
         """The key of a test id made by :attr:`id` (arm names may hold hyphens; nothing else does)."""
-        db = DEFAULT_DB
+        db, rtt = DEFAULT_DB, None
         head, _, last = cell_id.rpartition("-")
+        if last.startswith("rtt"):
+            try:
+                rtt = float(last[3:])
+            except ValueError:
+                raise RecordError(f"not a pytest-ormbench cell id: {cell_id!r}") from None
+            cell_id = head
+            head, _, last = cell_id.rpartition("-")
         if last in SERVER_DBS:
             cell_id, db = head, last
         parts = cell_id.rsplit("-", 4)
         if len(parts) != 5 or parts[2] not in OPS_BY_NAME or parts[1] not in MODELS:
             raise RecordError(f"not a pytest-ormbench cell id: {cell_id!r}")
         arm, model, op_name, mode, table = parts
-        return cls(arm, model, OPS_BY_NAME[op_name].letter, mode, table, db)
+        return cls(arm, model, OPS_BY_NAME[op_name].letter, mode, table, db, rtt)
 
-    def astuple(self) -> tuple[str, ...]:
-        """(arm, model, op, mode, table), and the database after them when it is not SQLite."""
-        base = (self.arm, self.model, self.op, self.mode, self.table)
-        return base if self.db == DEFAULT_DB else (*base, self.db)
+    @property
+    def place(self) -> str:
+        """Where the arm stored: ``sqlite``, ``postgresql``, ``postgresql@5ms`` (a column group of the tables)."""
+        return self.db if self.rtt_ms is None else f"{self.db}@{format_rtt(self.rtt_ms)}ms"
+
+    def astuple(self) -> tuple[Any, ...]:
+        """(arm, model, op, mode, table), and the database (and RTT) after them when it is not SQLite."""
+        base: tuple[Any, ...] = (self.arm, self.model, self.op, self.mode, self.table)
+        if self.db != DEFAULT_DB or self.rtt_ms is not None:
+            base += (self.db,)
+        if self.rtt_ms is not None:
+            base += (self.rtt_ms,)
+        return base
 
 
 @dataclass
@@ -233,6 +261,7 @@ class CellRecord:
             "mode": self.key.mode,
             "table": self.key.table,
             "db": self.key.db,
+            "rtt_ms": self.key.rtt_ms,
             "rows": self.rows,
             "start_rows": self.start_rows,
             "rounds": self.rounds,
@@ -284,7 +313,8 @@ class CellRecord:
         """
         try:
             key = CellKey(str(info["arm"]), str(info["model"]), str(info["op"]), str(info["mode"]),
-                          str(info["table"]), str(info.get("db") or DEFAULT_DB))
+                          str(info["table"]), str(info.get("db") or DEFAULT_DB),
+                          None if info.get("rtt_ms") is None else float(info["rtt_ms"]))
             if key.op not in OPS_BY_LETTER or key.model not in MODELS:
                 raise RecordError(f"not a pytest-ormbench cell: op {key.op!r}, model {key.model!r}")
             measures = {str(k): [float(x) for x in v] for k, v in (info.get("measures") or {}).items()}
@@ -329,5 +359,7 @@ class CellRecord:
 def applicable_deviations(declared: Mapping[str, str], key: CellKey) -> dict[str, str]:
     """The declared deviations that concern this cell: for every cell, its op, its model, or both."""
     op = key.operation.name
-    scopes = ("*", op, key.model, f"{key.model}:{op}")
+    scopes: tuple[str, ...] = ("*", op, key.model, f"{key.model}:{op}")
+    # a database scopes them too: "postgresql", "postgresql:wide", "postgresql:insert_bulk"
+    scopes += (key.db, f"{key.db}:{key.model}", f"{key.db}:{op}")
     return {k: v for k, v in declared.items() if k in scopes}

@@ -71,6 +71,8 @@ class Cell:
     statements: bool = False
     #: the database axis: ``sqlite`` (the embedded side) or a server (``postgresql``)
     db: str = "sqlite"
+    #: a latency sweep's round-trip time (ms) between the arm and its server; None: direct
+    rtt_ms: float | None = None
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Cell":
@@ -80,7 +82,7 @@ class Cell:
             templates_dir=Path(d["templates_dir"]), work_dir=Path(d["work_dir"]),
             rounds=int(d.get("rounds", 1)), warmup=bool(d.get("warmup", False)),
             memory=bool(d.get("memory", False)), statements=bool(d.get("statements", False)),
-            db=str(d.get("db") or "sqlite"),
+            db=str(d.get("db") or "sqlite"), rtt_ms=None if d.get("rtt_ms") is None else float(d["rtt_ms"]),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -90,6 +92,7 @@ class Cell:
             "settings": self.settings.to_json(), "templates_dir": str(self.templates_dir),
             "work_dir": str(self.work_dir), "rounds": self.rounds, "warmup": self.warmup,
             "memory": self.memory, "statements": self.statements, "db": self.db,
+            "rtt_ms": self.rtt_ms,
         }
 
 

@@ -133,12 +133,12 @@ class Scheduler:
     @staticmethod
     def unit(key: CellKey) -> str:
         """What owns a long-lived worker and takes its turn in the interleaved order: an arm on one database."""
-        return key.arm if key.db == "sqlite" else f"{key.arm}@{key.db}"
+        return key.arm if key.db == "sqlite" and key.rtt_ms is None else f"{key.arm}@{key.place}"
 
-    def _env(self, base: dict[str, str], db: str) -> dict[str, str]:
-        """A worker's environment for a database: the server it connects to, started on first need."""
+    def _env(self, base: dict[str, str], key: CellKey) -> dict[str, str]:
+        """A worker's environment for a cell's database: the server it connects to, started on first need."""
         try:
-            extra = self.servers.env_for(db)
+            extra = self.servers.env_for(key.db, key.rtt_ms)
         except ServerProblem as exc:
             raise CellProblem("skipped", str(exc)) from None
         return {**base, **extra} if extra else base
@@ -148,14 +148,17 @@ class Scheduler:
         unit = self.unit(key)
         w = self.workers.get(unit)
         if w is None or w.proc.poll() is not None:
-            w = self.workers[unit] = Worker(env=self._env(self.env, key.db), cwd=str(self.rootdir))
+            w = self.workers[unit] = Worker(env=self._env(self.env, key), cwd=str(self.rootdir))
         return w
 
-    def _fresh(self, measuring: bool = False, db: str = "sqlite") -> Worker:
+    def _fresh(self, measuring: bool = False, key: CellKey | None = None) -> Worker:
         """A new worker: under callgrind when it measures an instructions run."""
+        env = self._measuring_env if measuring and self._prefix is not None else self.env
+        if key is not None:
+            env = self._env(env, key)
         if measuring and self._prefix is not None:
-            return Worker(env=self._env(self._measuring_env, db), cwd=str(self.rootdir), prefix=self._prefix)
-        return Worker(env=self._env(self.env, db), cwd=str(self.rootdir))
+            return Worker(env=env, cwd=str(self.rootdir), prefix=self._prefix)
+        return Worker(env=env, cwd=str(self.rootdir))
 
     def close(self) -> None:
         """Stop every worker, remove the run's databases and stop its servers."""
@@ -178,7 +181,7 @@ class Scheduler:
             arm=key.arm, target=self.arms[key.arm].target, model=key.model, op=key.op, table=key.table,
             mode=key.mode, sizes=sizes or self.run.sizes, settings=self.run.settings,
             templates_dir=self.tmp / "templates", work_dir=self.tmp / "work",
-            rounds=rounds, warmup=warmup, memory=memory, statements=statements, db=key.db,
+            rounds=rounds, warmup=warmup, memory=memory, statements=statements, db=key.db, rtt_ms=key.rtt_ms,
         )
 
     def _ask(self, worker: Worker, key: CellKey, payload: dict[str, Any], persistent: bool) -> dict[str, Any]:
@@ -242,13 +245,13 @@ class Scheduler:
             return CellRecord.from_json(self._once(key, self._cell(key, 1, False, statements=True))["record"])
         w = self.counters.get(self.unit(key))
         if w is None or w.proc.poll() is not None:
-            w = self.counters[self.unit(key)] = Worker(env=self._env(self.env, key.db), cwd=str(self.rootdir))
+            w = self.counters[self.unit(key)] = Worker(env=self._env(self.env, key), cwd=str(self.rootdir))
         payload = {"cmd": "run", "cell": self._cell(key, 1, True, statements=True).to_json()}
         return CellRecord.from_json(self._ask(w, key, payload, persistent=True)["record"])
 
     def _once(self, key: CellKey, cell: Cell, measuring: bool = False) -> dict[str, Any]:
         """One request in a fresh worker, closed after it."""
-        worker = self._fresh(measuring, key.db)
+        worker = self._fresh(measuring, key)
         try:
             return self._ask(worker, key, {"cmd": "run", "cell": cell.to_json()}, persistent=False)
         finally:

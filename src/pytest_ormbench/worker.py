@@ -85,7 +85,7 @@ def measure(cell: "Cell") -> "CellRecord":
         measures[INSTRUCTIONS] = [float(r.instructions) for r in rounds]  # type: ignore[arg-type]
     arm_cls = import_arm(cell.target)
     plan = make_plan(cell.model, cell.op, cell.table, cell.sizes)
-    key = CellKey(cell.arm, cell.model, cell.op, cell.mode, cell.table, cell.db)
+    key = CellKey(cell.arm, cell.model, cell.op, cell.mode, cell.table, cell.db, cell.rtt_ms)
     return CellRecord(
         key=key, rows=plan.rows, start_rows=plan.state.count,
         iterations=cell.sizes.iterations, batch=cell.sizes.batch,

@@ -34,6 +34,8 @@ from .base import Database
 
 #: the environment variable that carries the server's ServerInfo (JSON) from the parent to its workers
 SERVER_ENV = "ORMBENCH_POSTGRESQL_SERVER"
+#: where the arm connects instead of the server, when a latency proxy stands between them (JSON: host, port, rtt_ms)
+ARM_ADDRESS_ENV = "ORMBENCH_POSTGRESQL_ARM_ADDRESS"
 #: the schema in every template that keeps the starting state's rows for in-place restore
 RESTORE_SCHEMA = "ormbench_restore"
 #: the durability settings every arm's live connection must report (read back with ``SHOW``)
@@ -44,6 +46,16 @@ DURABLE_DEFAULTS = {"synchronous_commit": "on", "fsync": "on", "full_page_writes
 SETTINGS_SQL = ("SELECT name, setting FROM pg_settings WHERE name IN "
                 "('synchronous_commit', 'fsync', 'full_page_writes', 'wal_sync_method') ORDER BY name")
 HARNESS_APP = "pytest-ormbench"
+
+
+def is_constraint_check(query: str) -> bool:
+    """Whether a statement is one the server ran for itself: a foreign-key check or action of its RI triggers.
+
+    PostgreSQL writes them as ``SELECT 1 FROM ONLY ... OPERATOR(pg_catalog.=) $1 FOR KEY SHARE OF x`` (and
+    ``UPDATE ONLY`` / ``DELETE FROM ONLY`` for the actions); a deferred constraint runs them at COMMIT, where
+    pg_stat_statements sees them as top-level. No arm sends them, so they are not the arm's statements.
+    """
+    return "OPERATOR(pg_catalog." in query and " ONLY " in query
 
 
 class ServerNotConfigured(RuntimeError):
@@ -160,6 +172,17 @@ class PostgresDatabase(Database):
             self._info = ServerInfo.from_json(json.loads(raw))
         return self._info
 
+    @property
+    def arm_server(self) -> Any:
+        """The server as the arm reaches it: through the latency proxy in a sweep, else the server itself."""
+        raw = os.environ.get(ARM_ADDRESS_ENV)
+        if not raw:
+            return self.info
+        import dataclasses
+
+        address = json.loads(raw)
+        return dataclasses.replace(self.info, host=str(address["host"]), port=int(address["port"]))
+
     def _connect(self, dbname: str) -> Any:
         return _psycopg().connect(self.info.conninfo(dbname), autocommit=True, application_name=HARNESS_APP)
 
@@ -192,7 +215,7 @@ class PostgresDatabase(Database):
         run = hashlib.sha1(str(Path(directory).parent).encode()).hexdigest()[:8]
         kind = "t" if Path(directory).name == "templates" else "w"
         digest = hashlib.sha1(stem.encode()).hexdigest()[:16]
-        return ServerLocation(f"ormbench_{run}_{kind}{digest}", self.info)
+        return ServerLocation(f"ormbench_{run}_{kind}{digest}", self.arm_server)
 
     @staticmethod
     def run_prefix(tmp: Path) -> str:
@@ -347,7 +370,7 @@ class PostgresDatabase(Database):
         rows = self._admin_conn().execute(
             "SELECT s.query, sum(s.calls)::bigint FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid "
             "WHERE d.datname = %s GROUP BY s.query", (self.current.dbname,)).fetchall()
-        return {q: int(n) for q, n in rows}
+        return {q: int(n) for q, n in rows if not is_constraint_check(q)}
 
     def trace_statements(self, counter: StatementCounter) -> str | None:
         try:
@@ -363,4 +386,9 @@ class PostgresDatabase(Database):
 
     def describe(self) -> dict[str, str]:
         info = self.info
-        return {"postgresql_version": str(info.version), "server": "started for the run" if info.managed else "given by URL"}
+        out = {"postgresql_version": str(info.version),
+               "server": "started for the run" if info.managed else "given by URL"}
+        raw = os.environ.get(ARM_ADDRESS_ENV)
+        if raw:
+            out["latency_proxy_rtt_ms"] = str(json.loads(raw)["rtt_ms"])
+        return out

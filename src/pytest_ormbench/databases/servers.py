@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..contract import Settings
-from .postgresql import SERVER_ENV, PostgresDatabase
+from .postgresql import ARM_ADDRESS_ENV, SERVER_ENV, PostgresDatabase
 
 
 class ServerProblem(Exception):
@@ -28,11 +28,17 @@ class Servers:
     tmp: Path
     postgresql_url: str = ""
     _managed: dict[str, Any] = field(default_factory=dict)
+    #: (db, rtt_ms) -> the latency proxy in front of that server, one per RTT of the sweep
+    _proxies: dict[tuple[str, float], Any] = field(default_factory=dict)
     _info: dict[str, Any] = field(default_factory=dict)
     _problems: dict[str, str] = field(default_factory=dict)
 
-    def env_for(self, db: str) -> dict[str, str]:
-        """The environment variables a worker on ``db`` needs (none for the embedded side)."""
+    def env_for(self, db: str, rtt_ms: float | None = None) -> dict[str, str]:
+        """The environment variables a worker on ``db`` needs (none for the embedded side).
+
+        With ``rtt_ms`` the arm's connections go through a latency proxy (started on first need, one per
+        RTT, in a process of its own); the harness's own connections always go to the server directly.
+        """
         if db == "sqlite":
             return {}
         if db in self._problems:
@@ -43,7 +49,19 @@ class Servers:
             except ServerProblem as exc:
                 self._problems[db] = str(exc)
                 raise
-        return {SERVER_ENV: json.dumps(self._info[db].to_json())}
+        info = self._info[db]
+        env = {SERVER_ENV: json.dumps(info.to_json())}
+        if rtt_ms is not None:
+            proxy = self._proxies.get((db, rtt_ms))
+            if proxy is None:
+                from .latency_proxy import ProxyError, start_proxy
+
+                try:
+                    proxy = self._proxies[(db, rtt_ms)] = start_proxy(info.host, info.port, rtt_ms)
+                except (ProxyError, OSError) as exc:
+                    raise ServerProblem(f"the latency proxy for {rtt_ms:g} ms did not start: {exc}") from None
+            env[ARM_ADDRESS_ENV] = json.dumps({"host": proxy.host, "port": proxy.port, "rtt_ms": rtt_ms})
+        return env
 
     def _start(self, db: str) -> Any:
         if db != "postgresql":
@@ -83,6 +101,9 @@ class Servers:
                     os.environ.pop(SERVER_ENV, None)
                 else:
                     os.environ[SERVER_ENV] = old
+        for proxy in self._proxies.values():
+            proxy.stop()
+        self._proxies.clear()
         for server in self._managed.values():
             server.stop()
         self._managed.clear()

@@ -29,6 +29,8 @@ def classify(sql: str) -> str:
         else:
             text = text[1:]
         text = text.lstrip()
+    if text[:30].upper().startswith("SELECT PG_ADVISORY_UNLOCK_ALL"):
+        return "other"  # asyncpg's reset of a connection going back to its pool: the driver's, not a read
     word = text.split(None, 1)[0].upper().rstrip(";") if text else ""
     kind = _FIRST_WORDS.get(word, "other")
     if kind == "SELECT" and word == "WITH":
