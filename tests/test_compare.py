@@ -636,3 +636,66 @@ def test_thresholds_take_the_measures_default() -> None:
     moved = parsed.with_default_pct(2.0)
     assert moved.entries == parsed.entries and moved.default == pytest.approx(0.02)
     assert moved.describe() == "2% by default, then peewee=5% (last match wins)"
+
+
+# -- the database axis ----------------------------------------------------------------------------
+
+def _two_databases(seed: int, sqlite_machine: float, pg_machine: float, pg_controls: bool = True,
+                   slow: dict[tuple[str, str], float] | None = None) -> tuple[Side, Side]:
+    """sqlite3 and peewee on SQLite, psycopg, asyncpg, peewee and sqlalchemy_async on PostgreSQL, 11 ops, 15 rounds;
+    the new run's SQLite cells ``sqlite_machine`` times slower, its PostgreSQL cells ``pg_machine`` times (the
+    server moved apart from the Python process), the (arm, db) in ``slow`` slower still."""
+    rng = random.Random(seed)
+    arms = [("sqlite3", "sqlite"), ("peewee", "sqlite"), ("peewee", "postgresql"),
+            ("sqlalchemy_async", "postgresql")]
+    if pg_controls:
+        arms += [("psycopg", "postgresql"), ("asyncpg", "postgresql")]
+    base, new = [], []
+    for arm, db in arms:
+        extra = {} if db == "sqlite" else {"db": db, "is_async": arm in ("asyncpg", "sqlalchemy_async")}
+        for op in "ABCDEFGHIJK":
+            base.append(bench(rounds(rng, 0.1, spread=0.05, n=15), arm=arm, op=op, op_name=f"op_{op}", **extra))
+            factor = (sqlite_machine if db == "sqlite" else pg_machine) * (slow or {}).get((arm, db), 1.0)
+            new.append(bench(rounds(rng, 0.1 * factor, spread=0.05, n=15), arm=arm, op=op, op_name=f"op_{op}",
+                             **extra))
+    return side(*base, floor=0.5), side(*new, floor=0.5)
+
+
+def test_sqlite_and_postgresql_cells_of_one_arm_never_collide() -> None:
+    base, _ = _two_databases(21, 1.0, 1.0)
+    assert PEEWEE_A in base.cells and (*PEEWEE_A, "postgresql") in base.cells
+    assert len(base.cells) == 6 * 11
+    assert base.cells[PEEWEE_A].record.id == "peewee-simple-insert_single-warm-default"
+    assert base.cells[(*PEEWEE_A, "postgresql")].record.id == "peewee-simple-insert_single-warm-default-postgresql"
+    cmp = compare(*_two_databases(21, 1.0, 1.0), Thresholds())
+    assert len(cmp.cells) == 66 and len({c.id for c in cmp.cells}) == 66
+
+
+def test_drift_is_corrected_per_database_by_its_own_control_arms() -> None:
+    """The SQLite cells ran 30 % slower, the PostgreSQL ones 20 % faster: each corrected by its own controls."""
+    cmp = compare(*_two_databases(22, 1.3, 0.8), Thresholds())
+    assert set(cmp.drifts) == {("warm", "default", "sqlite"), ("warm", "default", "postgresql")}
+    lite, pg = cmp.drifts[("warm", "default", "sqlite")], cmp.drifts[("warm", "default", "postgresql")]
+    assert lite.controls == ("sqlite3",) and lite.cells == 11 and lite.shift == pytest.approx(1.3, rel=0.03)
+    assert pg.controls == ("psycopg", "asyncpg") and pg.cells == 22 and pg.shift == pytest.approx(0.8, rel=0.03)
+    assert not cmp.regressions and not cmp.improvements  # one sqlite3 correction would make every PG cell "faster"
+    text = render_text(cmp)
+    assert "drift correction: warm/default: the control arm ran ×1.3" in text  # SQLite's line, as it was
+    assert "warm/default on postgresql: the control arms psycopg, asyncpg ran ×0.8" in text
+    assert "the control arm's floor is used instead" in text
+    # a real slowdown of peewee on PostgreSQL shows through, and only there
+    cmp = compare(*_two_databases(23, 1.3, 0.8, slow={("peewee", "postgresql"): 1.3}), Thresholds())
+    assert {(c.key[0], c.key[5] if len(c.key) > 5 else "sqlite") for c in cmp.regressions} == {("peewee", "postgresql")}
+
+
+def test_a_database_without_control_cells_takes_the_sqlite3_correction() -> None:
+    cmp = compare(*_two_databases(24, 1.3, 1.3, pg_controls=False), Thresholds())
+    assert set(cmp.drifts) == {("warm", "default", "sqlite")}
+    assert not cmp.regressions and not cmp.improvements
+    pg_cells = [c for c in cmp.cells if len(c.key) > 5]
+    assert pg_cells and all(c.floor == cmp.drifts[("warm", "default", "sqlite")].floor for c in pg_cells)
+    (warning,) = [w for w in cmp.warnings if "on postgresql" in w]
+    assert warning.startswith("warm/default cells on postgresql: the control arms psycopg, asyncpg have 0 cell(s)")
+    assert "the sqlite3 control's correction of warm/default is used instead" in warning
+    assert "no control cells of their own there, so the sqlite3 control's correction" in render_text(cmp)
+    assert "the control arm's floor is used instead" in render_text(cmp)  # every cell corrected one way or another

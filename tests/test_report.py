@@ -376,3 +376,192 @@ def test_a_note_where_wall_time_and_instructions_rank_two_arms_differently() -> 
         runs.add(Cell(_record(arm, "A", instructions=1000 * (5 - n)), "i", "2026-12-02", {}))
     lines = disagreements(runs, "simple", "warm", "default")
     assert len(lines) == 2 and lines[1].count("×,") == 2 and lines[1].endswith("; and 3 more pair(s).")
+
+
+# -- the database axis: SQLite, PostgreSQL and its latency sweep ---------------------------------------
+
+DB_LABELS = {"sqlite3": "raw sqlite3", "psycopg": "raw psycopg", "asyncpg": "raw asyncpg", "peewee": "peewee",
+             "django": "Django", "sqlalchemy_async": "SA ORM async"}
+ASYNC_ARMS = {"asyncpg", "sqlalchemy_async"}
+
+
+def _db_record(arm: str, op: str, seconds: float, db: str = "sqlite", rtt: float | None = None,
+               statements: dict[str, int] | None = None, label: str | None = None) -> object:
+    """A synthetic timed record of Test 1, warm, default table, on ``db`` (through the proxy at ``rtt`` ms)."""
+    from pytest_ormbench.record import WALL, CellKey, CellRecord, Environment, Facts
+
+    server = db != "sqlite"
+    return CellRecord(key=CellKey(arm, "simple", op, "warm", "default", db, rtt), rows=100, start_rows=0,
+                      iterations=100, batch=10_000, settings={},
+                      env=Environment(arm_label=label or DB_LABELS[arm], is_async=arm in ASYNC_ARMS,
+                                      arm_info={"postgresql_version": "17.2"} if server else {}),
+                      facts=Facts(pragmas={"fsync": "on"} if server else {"journal_mode": "wal"}),
+                      measures={WALL: [seconds * 0.9, seconds, seconds * 1.1]},
+                      statements=[statements] if statements else [])
+
+
+#: seconds per round (100 rows): the control arms fastest, the async ORM slowest
+PACE = {"sqlite3": 0.001, "peewee": 0.003, "sqlalchemy_async": 0.008, "psycopg": 0.002, "asyncpg": 0.0016,
+        "django": 0.004}
+
+
+def _sqlite_records() -> list:
+    return [_db_record(arm, op, PACE[arm]) for op in "ADF" for arm in ("sqlite3", "peewee", "sqlalchemy_async")]
+
+
+def _postgresql_records(arms: tuple[str, ...] = ("psycopg", "asyncpg", "peewee", "sqlalchemy_async", "django")) -> list:
+    """PostgreSQL cells: every arm 4x slower than on SQLite except the controls; Django sends 3 SELECTs a Get."""
+    return [_db_record(arm, op, PACE[arm] * (1 if arm in ("psycopg", "asyncpg") else 4), "postgresql",
+                       statements={"SELECT": 3 if arm == "django" and op == "F" else 1})
+            for op in "ADF" for arm in arms]
+
+
+def _sweep_records() -> list:
+    """Ops D and F through the proxy at 0, 1, 5 and 25 ms: peewee makes two round trips an op, SA ORM async one."""
+    trips = {"psycopg": 1, "asyncpg": 1, "peewee": 2, "sqlalchemy_async": 1}
+    return [_db_record(arm, op, PACE[arm] * 4 + trips[arm] * rtt / 1000, "postgresql", rtt)
+            for op in "DF" for arm in trips for rtt in (0.0, 1.0, 5.0, 25.0)]
+
+
+def _tables_of(markdown: str) -> dict[str, str]:
+    """title -> the whole "### title" block of a Markdown report."""
+    blocks = markdown.split("\n### ")[1:]
+    return {b.split("\n", 1)[0]: b.split("\n## ", 1)[0].rstrip() for b in blocks}
+
+
+def test_sqlite_cells_report_as_they_did_beside_postgresql_ones() -> None:
+    """A report of SQLite cells has no section headings and no Databases column; beside PostgreSQL cells its
+    tables are the same, under a SQLite heading."""
+    from pytest_ormbench.report.load import runs_from_records
+    from pytest_ormbench.report.render import render
+
+    alone = render(runs_from_records(_sqlite_records(), {}, "2026-12-01T10:00:00"))
+    assert "\n## " not in alone and "Databases" not in alone and "PostgreSQL" not in alone
+    both = render(runs_from_records(_sqlite_records() + _postgresql_records(), {}, "2026-12-01T10:00:00"))
+    assert both.index("\n## SQLite\n") < both.index("\n## PostgreSQL\n") < both.index("\n## Sources and notes\n")
+    mixed = _tables_of(both)
+    for title, block in _tables_of(alone).items():
+        if title != "Runs":
+            assert mixed[title] == block, title  # the SQLite tables, byte for byte
+
+
+def test_postgresql_section_prices_sync_arms_against_psycopg_and_async_ones_against_asyncpg() -> None:
+    from pytest_ormbench.report.load import runs_from_records
+    from pytest_ormbench.report.render import render, sections
+
+    runs = runs_from_records(_sqlite_records() + _postgresql_records(), {}, "2026-12-01T10:00:00")
+    tables = {t.anchor: t for t in sections(runs)}
+    pg = tables["detail-simple-warm-default-postgresql"]
+    assert pg.section == "PostgreSQL" and pg.title.endswith("— PostgreSQL")
+    assert pg.header == ["Operation", "raw psycopg", "raw asyncpg", "Django", "peewee", "SA ORM async", "Best"]
+    assert "Best: the fastest arm other than the raw psycopg and raw asyncpg control arms." in pg.notes
+    assert {r[0]: r[-1] for r in pg.rows}["Geometric Mean"] == "peewee"  # not the faster controls
+    # the SQLite table of the same group has SQLite's arms only, and sqlite3 as its yardstick
+    lite = tables["detail-simple-warm-default"]
+    assert lite.header == ["Operation", "raw sqlite3", "peewee", "SA ORM async", "Best"]
+    over = tables["overhead-postgresql"]
+    assert over.title == "ORM overhead over the raw psycopg and raw asyncpg control arms — PostgreSQL"
+    assert over.header == ["Arm", "Against", "Test 1 warm"]
+    assert over.rows == [["Django", "raw psycopg", "8.00×"], ["peewee", "raw psycopg", "6.00×"],
+                         ["SA ORM async", "raw asyncpg", "20.00×"]]
+    assert any("sync arms against raw psycopg; async arms against raw asyncpg" in n for n in over.notes)
+    assert tables["overhead"].rows == [["peewee", "3.00×"], ["SA ORM async", "8.00×"]]
+    flags = [n for n in tables["statements-simple-warm-default-postgresql"].notes if "control (" in n]
+    assert flags == ["F Get: more than 1.5× the statements of the raw psycopg control (1): Django 3 (3.0×)."]
+    md = render(runs)
+    assert "sync arms are priced against raw psycopg; async arms against raw asyncpg" in md
+    assert "- PostgreSQL: server 17.2; settings read back from each arm's connection: fsync=on" in md
+    assert "- SQLite settings read back from each arm's connection: journal_mode=wal" in md
+
+
+def test_a_missing_postgresql_control_arm_is_noted_not_an_error() -> None:
+    from pytest_ormbench.report.load import runs_from_records
+    from pytest_ormbench.report.render import render, sections
+
+    runs = runs_from_records(_postgresql_records(("psycopg", "peewee", "sqlalchemy_async")), {}, "2026-12-01")
+    over = {t.anchor: t for t in sections(runs)}["overhead-postgresql"]
+    assert over.rows == [["peewee", "raw psycopg", "6.00×"]]
+    assert ("No raw asyncpg control arm in these results: no overhead figure for SA ORM async (run with "
+            "--ormbench-arms including asyncpg to have one).") in over.notes
+    md = render(runs)
+    assert "No raw asyncpg control arm in the PostgreSQL results" in md
+    assert "No sqlite3 control arm" not in md and "## SQLite" not in md  # no SQLite cells: nothing said of them
+    # no control arm at all: no overhead table, a line in the header
+    none = runs_from_records(_postgresql_records(("peewee", "django")), {}, "2026-12-01")
+    assert not any(t.anchor.startswith("overhead") for t in sections(none))
+    assert "No psycopg or asyncpg control arm in the PostgreSQL results" in render(none)
+
+
+def test_latency_sweep_has_a_table_per_op_rows_against_rtt() -> None:
+    from pytest_ormbench.report.load import runs_from_records
+    from pytest_ormbench.report.render import render, sections
+
+    runs = runs_from_records(_postgresql_records() + _sweep_records(), {}, "2026-12-01T10:00:00")
+    tables = {t.anchor: t for t in sections(runs)}
+    d = tables["latency-postgresql-simple-warm-default-D"]
+    assert d.section == "PostgreSQL: latency sweep" and "rows/s against RTT" in d.title
+    assert d.header == ["Arm", "direct", "0 ms", "1 ms", "5 ms", "25 ms", "25 ms / 0 ms"]
+    rows = {r[0]: r[1:] for r in d.rows}
+    assert list(rows) == ["raw psycopg", "raw asyncpg", "peewee", "SA ORM async"]
+    assert rows["peewee"] == ["8,333", "8,333", "7,143", "4,545", "1,613", "×0.19"]  # 12 ms + 2 × RTT a round
+    assert rows["SA ORM async"][-2:] == ["1,754", "×0.56"]
+    assert ("D Filter: Large: of the ORMs, peewee leads at 0 ms (8,333 rows/s), SA ORM async at 25 ms "
+            "(1,754 rows/s).") in d.notes
+    assert "latency-postgresql-simple-warm-default-F" in tables
+    assert "latency-postgresql-simple-warm-default-A" not in tables  # no sweep of op A
+    # the sweep's cells are not in the PostgreSQL section's tables (they are other cells)
+    assert {r[0] for r in tables["detail-simple-warm-default-postgresql"].rows} == {
+        "A Insert: Single", "D Filter: Large", "F Get", "Geometric Mean"}
+    md = render(runs)
+    assert md.index("\n## PostgreSQL\n") < md.index("\n## PostgreSQL: latency sweep\n")
+    assert "latency sweep through the proxy at RTT 0, 1, 5, 25 ms (32 cells)" in md
+    runs_row = next(line for line in md.splitlines() if line.startswith("| this run"))
+    assert "| postgresql, postgresql @ RTT 0/1/5/25 ms |" in runs_row
+
+
+def test_the_same_cell_on_sqlite_and_postgresql_is_two_cells(tmp_path: Path) -> None:
+    """Same arm, model, op, mode and table on two databases: neither replaces the other, from one file or two."""
+    from pytest_ormbench.report.tables import detail, runs_table
+
+    lite = _write(tmp_path / "sqlite.json", _sqlite_records(), "2026-12-01T10:00:00")
+    pg = _write(tmp_path / "pg.json", _postgresql_records(), "2026-12-02T10:00:00")  # the later run
+    for paths in ([lite, pg], [pg, lite]):
+        runs = load(paths)
+        assert not any("is used" in n for n in runs.notes)
+        assert runs.cells[("peewee", "simple", "D", "warm", "default")].rows_per_s == pytest.approx(100 / 0.003)
+        assert runs.cells[("peewee", "simple", "D", "warm", "default", "postgresql")].rows_per_s == \
+            pytest.approx(100 / 0.012)
+        lite_rows = {r[0]: r for r in detail(runs.at("sqlite"), "simple", "warm", "default").rows}
+        pg_rows = {r[0]: r for r in detail(runs.at("postgresql"), "simple", "warm", "default").rows}
+        assert lite_rows["D Filter: Large"][2] == "33,333" and pg_rows["D Filter: Large"][4] == "8,333"  # peewee
+        # a caller that knows nothing of databases sees SQLite's figures only, never the two merged
+        assert {r[0]: r[2] for r in detail(runs, "simple", "warm", "default").rows}["D Filter: Large"] == "33,333"
+        rows = {r[0]: r for r in runs_table(runs).rows}
+        assert rows[str(lite)][2] == "sqlite" and rows[str(pg)][2] == "postgresql"
+    # a rerun of a PostgreSQL cell replaces that cell only, and the note names it with its database
+    rerun = _write(tmp_path / "rerun.json", [_db_record("peewee", "D", 0.006, "postgresql")], "2026-12-03T10:00:00")
+    runs = load([lite, pg, rerun])
+    assert any("cell peewee-simple-D-warm-default-postgresql is in" in n for n in runs.notes)
+    assert runs.cells[("peewee", "simple", "D", "warm", "default")].source == str(lite)
+
+
+def test_an_arm_on_two_databases_has_one_label() -> None:
+    from pytest_ormbench.report.load import runs_from_records
+    from pytest_ormbench.report.tables import labels
+
+    records = [_db_record("peewee", "D", 0.003), _db_record("peewee", "D", 0.012, "postgresql", label="peewee (pg)")]
+    for order in (records, records[::-1]):
+        runs = runs_from_records(order, {}, "2026-12-01")
+        assert labels(runs)["peewee"] == labels(runs.at("postgresql"))["peewee"] == "peewee"
+
+
+def test_latency_chart_is_written_beside_the_database_charts(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    from pytest_ormbench.report.charts import write_charts
+    from pytest_ormbench.report.load import runs_from_records
+
+    runs = runs_from_records(_sqlite_records() + _postgresql_records() + _sweep_records(), {}, "2026-12-01")
+    names = {p.name for p in write_charts(runs, tmp_path, formats=("png",))}
+    assert names == {"detail-simple-warm-default.png", "summary-default.png",
+                     "detail-simple-warm-default-postgresql.png", "summary-default-postgresql.png",
+                     "latency-postgresql-simple-warm-default.png"}

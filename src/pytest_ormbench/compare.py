@@ -10,11 +10,15 @@ A cell regresses only when three guards agree:
 Drift correction: whole runs on a shared machine differ in speed (here by up to ×1.45 between two
 runs of the same code), and fifteen rounds per side make such a shift "significant" in every cell.
 The raw sqlite3 control arm runs in the same rounds as the ORMs and its code does not change, so
-its cells tell how much the machine moved: the geometric mean of its cells' median ratios (per mode
-and table) is divided out of the new run's times before anything else, and the largest deviation
-of a control cell from that shift is the comparison's floor (how unevenly the machine moved). When
-the control arm is not in both runs (or too few of its cells), nothing is corrected and the floor is
-the larger of the two runs' recorded probe floors.
+its cells tell how much the machine moved: the geometric mean of its cells' median ratios (per mode,
+table and place) is divided out of the new run's times before anything else, and the largest deviation
+of a control cell from that shift is the comparison's floor (how unevenly the machine moved). Each
+database has its own control arms (``registry.CONTROL_ARMS``: sqlite3 on SQLite; psycopg and asyncpg
+together on PostgreSQL, each latency-sweep RTT a place of its own), so a server's cells are corrected
+by what the server's controls saw. A place without enough control cells of its own takes the sqlite3
+control's correction of the same mode and table (what every cell had before the database axis); when
+that is missing too, nothing is corrected and the floor is the larger of the two runs' recorded probe
+floors.
 
 Why Mann–Whitney and not a t-test or a bootstrap: it works on ranks, so one round disturbed by a
 cron job moves it by one rank instead of dragging a mean; it assumes no normality (round times are
@@ -60,14 +64,16 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from .instruments.statements import KINDS
-from .record import COMPARABLE, INSTRUCTIONS, WALL, CellRecord
-from .registry import CONTROL_ARM  # its cells measure the machine's drift between two runs
+from .record import COMPARABLE, DEFAULT_DB, INSTRUCTIONS, WALL, CellRecord, format_rtt
+from .registry import CONTROL_ARM, CONTROL_ARMS  # their cells measure the machine's drift between two runs
 from .report.load import Cell, ReportError, _read_json, cells_from_document, require_cells
 from .report.render import markdown_table, text_table
-from .report.tables import Table, _machine, fmt_rate
+from .report.tables import Table, _machine, db_title, fmt_rate
 from .stats import median
 
-Key = tuple[str, str, str, str, str]
+#: ``CellKey.astuple()``: (arm, model, op, mode, table), then the database (and RTT) of a cell not on SQLite, so
+#: that an arm's SQLite and PostgreSQL cells never share a key
+Key = tuple[Any, ...]
 
 DEFAULT_THRESHOLD_PCT = 10.0
 #: instruction counts hardly move between runs, so a much smaller change is already worth a look
@@ -131,8 +137,26 @@ def _u_counts(n: int, m: int) -> tuple[int, ...]:
 
 CORRECTIONS = ("holm", "none")
 DRIFT_MODES = ("control", "off")
-#: fewer common control cells than this in a (mode, table) group: no correction there
+#: fewer common control cells than this in a (mode, table, place) group: no correction of its own there
 MIN_CONTROL_CELLS = 3
+
+
+def place_of(key: Key) -> str:
+    """``CellKey.place`` of a key tuple: ``sqlite``, ``postgresql``, ``postgresql@5ms``."""
+    if len(key) <= 5:
+        return DEFAULT_DB
+    return str(key[5]) if len(key) == 6 or key[6] is None else f"{key[5]}@{format_rtt(float(key[6]))}ms"
+
+
+def controls_of(place: str) -> list[str]:
+    """The control arms whose cells measure the drift at a place: those of its database."""
+    db = place.partition("@")[0]
+    return [arm for arm, on in CONTROL_ARMS.items() if on == db]
+
+
+def _group(key: Key) -> tuple[str, str, str]:
+    """(mode, table, place): where one drift correction applies."""
+    return (key[3], key[4], place_of(key))
 
 
 def holm(ps: Sequence[float]) -> list[float]:
@@ -412,7 +436,7 @@ class CellResult:
 
 @dataclass
 class Drift:
-    """How far the machine moved between the runs, seen by the control arm in one (mode, table) group."""
+    """How far the machine moved between the runs, seen by the control arm(s) in one (mode, table, place) group."""
 
     mode: str
     table: str
@@ -421,6 +445,10 @@ class Drift:
     #: the largest relative deviation of one control cell's ratio from ``shift``
     floor: float
     cells: int
+    #: where the control cells ran (``sqlite``, ``postgresql``, ``postgresql@5ms``)
+    place: str = DEFAULT_DB
+    #: the control arms whose cells these are
+    controls: tuple[str, ...] = (CONTROL_ARM,)
 
 
 @dataclass(frozen=True)
@@ -474,8 +502,8 @@ class Comparison:
     cells: list[CellResult]
     warnings: list[str]
     correction: str = "holm"
-    #: per (mode, table): the control arm's view of the drift; empty when nothing was corrected
-    drifts: dict[tuple[str, str], Drift] = field(default_factory=dict)
+    #: per (mode, table, place): the control arms' view of the drift there; empty when nothing was corrected
+    drifts: dict[tuple[str, str, str], Drift] = field(default_factory=dict)
     #: what the verdicts judged: ``wall_seconds`` or ``instructions``
     measure: str = WALL
     #: cells whose statements per op differ, more statements first
@@ -546,22 +574,38 @@ def classify(ratio: float, p: float | None, alpha: float, threshold: float, floo
     return UNCHANGED
 
 
-def control_drift(base: Side, new: Side, common: Iterable[Key]) -> dict[tuple[str, str], Drift]:
-    """The control arm's shift and unevenness per (mode, table), where it has enough cells in both runs."""
-    ratios: dict[tuple[str, str], list[float]] = defaultdict(list)
+def control_drift(base: Side, new: Side, common: Iterable[Key]) -> dict[tuple[str, str, str], Drift]:
+    """The control arms' shift and unevenness per (mode, table, place), where they have enough cells in both
+    runs: sqlite3's on SQLite, psycopg's and asyncpg's together on PostgreSQL (each RTT of a sweep apart)."""
+    ratios: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    arms: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     for key in common:
-        if key[0] != CONTROL_ARM:
+        group = _group(key)
+        if key[0] not in controls_of(group[2]):
             continue
         mb, mn = median(base.cells[key].seconds), median(new.cells[key].seconds)
         if mb > 0 and mn > 0:
-            ratios[(key[3], key[4])].append(mn / mb)
+            ratios[group].append(mn / mb)
+            arms[group].add(key[0])
     out = {}
-    for (mode, table), rs in ratios.items():
+    for (mode, table, place), rs in ratios.items():
         if len(rs) < MIN_CONTROL_CELLS:
             continue
         shift = math.exp(sum(math.log(r) for r in rs) / len(rs))
-        out[(mode, table)] = Drift(mode, table, shift, max(max(r / shift, shift / r) - 1 for r in rs), len(rs))
+        controls = tuple(a for a in controls_of(place) if a in arms[(mode, table, place)])
+        out[(mode, table, place)] = Drift(mode, table, shift, max(max(r / shift, shift / r) - 1 for r in rs),
+                                          len(rs), place, controls)
     return out
+
+
+def drift_for(drifts: Mapping[tuple[str, str, str], Drift], key: Key) -> Drift | None:
+    """The correction a cell takes: its place's own, else the sqlite3 control's of its mode and table, else none."""
+    return _group_drift(drifts, _group(key))
+
+
+def _group_drift(drifts: Mapping[tuple[str, str, str], Drift], group: tuple[str, str, str]) -> Drift | None:
+    mode, table, _ = group
+    return drifts.get(group) or drifts.get((mode, table, DEFAULT_DB))
 
 
 def compare(base: Side, new: Side, thresholds: Thresholds | None = None, alpha: float = DEFAULT_ALPHA,
@@ -592,7 +636,7 @@ def compare(base: Side, new: Side, thresholds: Thresholds | None = None, alpha: 
                            "are not speeds; compare with --ormbench-compare-measure=instructions")
     keys = sorted((base.cells.keys() | new.cells.keys()) - untimed)
     floor = max(base.floor or 0.0, new.floor or 0.0)
-    drifts: dict[tuple[str, str], Drift] = {}
+    drifts: dict[tuple[str, str, str], Drift] = {}
     if measure == INSTRUCTIONS:
         _require_instructions(base, "baseline", common)
         _require_instructions(new, "new run", common)
@@ -642,14 +686,14 @@ def _require_instructions(side: Side, label: str, common: list[Key]) -> None:
                        "--ormbench-instructions")
 
 
-def _wall_result(key: Key, base: Side, new: Side, thresholds: Thresholds, drifts: Mapping[tuple[str, str], Drift],
-                 floor: float) -> CellResult:
+def _wall_result(key: Key, base: Side, new: Side, thresholds: Thresholds,
+                 drifts: Mapping[tuple[str, str, str], Drift], floor: float) -> CellResult:
     """One cell judged by time: drift-corrected ratio and Mann-Whitney p (the verdict waits for Holm)."""
     b, n = base.cells.get(key), new.cells.get(key)
     record = (b or n).record  # type: ignore[union-attr]
     if b is None or n is None:
         return CellResult(key, record.id, NEW if b is None else GONE, b, n)
-    d = drifts.get((key[3], key[4]))
+    d = drift_for(drifts, key)
     new_seconds = [t / d.shift for t in n.seconds] if d else n.seconds
     mb, mn = median(b.seconds), median(new_seconds)
     ratio = mn / mb if mb > 0 else (math.inf if mn > 0 else 1.0)
@@ -711,16 +755,27 @@ def statement_changes(base: Side, new: Side, common: Iterable[Key]) -> tuple[lis
     return changes, f"statements were not compared for {count} cell(s) that only one run counted: {which}: {why}"
 
 
-def _drift_warnings(common: list[Key], drifts: dict[tuple[str, str], Drift]) -> list[str]:
-    groups = sorted({(k[3], k[4]) for k in common})
+def _drift_warnings(common: list[Key], drifts: dict[tuple[str, str, str], Drift]) -> list[str]:
+    groups = sorted({_group(k) for k in common}, key=lambda g: (g[2] != DEFAULT_DB, g))
     out = []
-    for mode, table in groups:
-        if (mode, table) in drifts:
+    for mode, table, place in groups:
+        if (mode, table, place) in drifts:
             continue
-        n = sum(1 for k in common if k[0] == CONTROL_ARM and (k[3], k[4]) == (mode, table))
-        out.append(f"{mode}/{table} cells: the control arm {CONTROL_ARM} has {n} cell(s) in both runs, fewer than "
-                   f"{MIN_CONTROL_CELLS}: the machine's drift between the runs is not corrected there and the "
-                   "runs' probe floors are used; keep --ormbench-arms=sqlite3 in the matrix")
+        controls = controls_of(place)
+        n = sum(1 for k in common if k[0] in controls and _group(k) == (mode, table, place))
+        keep = f"keep --ormbench-arms={','.join(controls)} in the matrix" if controls else ""
+        if place == DEFAULT_DB:
+            out.append(f"{mode}/{table} cells: the control arm {CONTROL_ARM} has {n} cell(s) in both runs, fewer "
+                       f"than {MIN_CONTROL_CELLS}: the machine's drift between the runs is not corrected there and the "
+                       f"runs' probe floors are used; {keep}")
+            continue
+        who = (f"the control arm{'s' if len(controls) > 1 else ''} {', '.join(controls)} "
+               f"{'have' if len(controls) > 1 else 'has'} {n} cell(s) in both runs, fewer than {MIN_CONTROL_CELLS}"
+               if controls else "no control arm runs there")
+        then = (f"the {CONTROL_ARM} control's correction of {mode}/{table} is used instead"
+                if (mode, table, DEFAULT_DB) in drifts else
+                "the machine's drift between the runs is not corrected there and the runs' probe floors are used")
+        out.append(f"{mode}/{table} cells on {place}: {who}: {then}" + (f"; {keep}" if keep else ""))
     return out
 
 
@@ -730,6 +785,10 @@ def _matrix_diff(base: Side, new: Side) -> str:
     for i, name in enumerate(("arms", "models", "ops", "modes", "tables")):
         b, n = sorted({k[i] for k in base.cells}), sorted({k[i] for k in new.cells})
         parts.append((b != n, f"{name}: baseline {', '.join(b)}, new {', '.join(n)}"))
+    places = [sorted({place_of(k) for k in side.cells}) for side in (base, new)]
+    if places != [[DEFAULT_DB], [DEFAULT_DB]]:  # the database axis: named when a side has a server's cells
+        parts.append((places[0] != places[1],
+                      f"databases: baseline {', '.join(places[0])}, new {', '.join(places[1])}"))
     differing = [text for differs, text in parts if differs]
     return "; ".join(differing or [text for _, text in parts])
 
@@ -749,13 +808,14 @@ def _check_comparable(base: Side, new: Side, common: list[Key]) -> None:
         for f, (x, y) in {"settings": (b.settings or None, n.settings or None),
                           "pragmas": (b.facts.pragmas, n.facts.pragmas)}.items():
             if x is not None and y is not None and _canon(x) != _canon(y):
-                diffs.append(f"SQLite {f} {_canon(x)} vs {_canon(y)}")
+                diffs.append(f"{db_title(b.key.db)} {f} {_canon(x)} vs {_canon(y)}")
                 break
         if diffs:
             bad.append(f"{b.id} ({', '.join(diffs)})")
     if bad:
         more = f"; and {len(bad) - 3} more" if len(bad) > 3 else ""
-        raise CompareError(f"not comparable: {len(bad)} cell(s) ran with different sizes or SQLite settings "
+        settings = "SQLite" if all(place_of(k) == DEFAULT_DB for k in common) else "database"
+        raise CompareError(f"not comparable: {len(bad)} cell(s) ran with different sizes or {settings} settings "
                            f"in the two runs: {'; '.join(bad[:3])}{more}")
 
 
@@ -905,8 +965,12 @@ def _statements_table(title: str, changes: list[StatementChange]) -> Table:
 
 
 def _drift_line(d: Drift) -> str:
-    return (f"{d.mode}/{d.table}: the control arm ran ×{d.shift:.2f} the baseline's time ({d.cells} cells), "
-            f"divided out of the new run; floor {_pct(d.floor)} (its cells' largest deviation from that)")
+    if d.place == DEFAULT_DB and d.controls == (CONTROL_ARM,):
+        return (f"{d.mode}/{d.table}: the control arm ran ×{d.shift:.2f} the baseline's time ({d.cells} cells), "
+                f"divided out of the new run; floor {_pct(d.floor)} (its cells' largest deviation from that)")
+    arms = f"the control arm{'s' if len(d.controls) > 1 else ''} {', '.join(d.controls)}"
+    return (f"{d.mode}/{d.table} on {d.place}: {arms} ran ×{d.shift:.2f} the baseline's time ({d.cells} cells), "
+            f"divided out of the new run's cells there; floor {_pct(d.floor)} (their largest deviation from that)")
 
 
 def _floor_line(cmp: Comparison) -> str:
@@ -918,10 +982,15 @@ def _floor_line(cmp: Comparison) -> str:
     def one(side: Side) -> str:
         return "not recorded" if side.floor is None else _pct(side.floor)
     runs = f"baseline {one(cmp.base)}, new {one(cmp.new)}"
-    groups = {(k[3], k[4]) for k in (c.key for c in cmp.cells if c.p_raw is not None)}
-    corrected = [cmp.drifts[g] for g in sorted(cmp.drifts)]
+    groups = {_group(c.key) for c in cmp.cells if c.p_raw is not None}
+    corrected = [cmp.drifts[g] for g in sorted(cmp.drifts, key=lambda g: (g[2] != DEFAULT_DB, g))]
     lines = [f"drift correction: {_drift_line(d)}" for d in corrected]
-    if corrected and len(corrected) == len(groups):
+    borrowed = sorted(g for g in groups if g not in cmp.drifts and (g[0], g[1], DEFAULT_DB) in cmp.drifts)
+    if borrowed:
+        lines.append("drift correction of " + ", ".join(f"{m}/{t} on {p}" for m, t, p in borrowed)
+                     + f": no control cells of their own there, so the {CONTROL_ARM} control's correction of the same "
+                     "mode and table")
+    if corrected and all(_group_drift(cmp.drifts, g) for g in groups):
         lines.append(f"runs' own probe floors ({runs}) recorded; the control arm's floor is used instead")
         return "; ".join(lines)
     if cmp.base.floor is None and cmp.new.floor is None:

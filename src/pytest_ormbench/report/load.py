@@ -4,8 +4,9 @@ Rules (documented in docs/reports.md and tested):
 - a file that is missing, not JSON, or not pytest-benchmark's format is an error naming the file;
 - a pytest-benchmark file with no pytest-ormbench cells (written without this plugin) is an error;
 - benchmarks in a file that are not ormbench cells are ignored and counted in a note;
-- the same cell (arm, model, op, mode, table) in two files: the one from the later run (the file's
-  ``datetime``) is used, and a note lists every replaced cell;
+- the same cell (arm, model, op, mode, table, and its database and RTT when not SQLite) in two files: the
+  one from the later run (the file's ``datetime``) is used, and a note lists every replaced cell; an arm's
+  SQLite and PostgreSQL cells are two cells, never one replacing the other;
 - except that a timed record and an instrumented one (``--ormbench-instructions``, run under callgrind) of
   the same cell are folded, not replaced: the cell's rows/s come from the timed record, its instructions
   from the instrumented one (the later run of each kind, by the rule above), and a note counts the folded
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from ..record import CellRecord, RecordError
+from ..record import DEFAULT_DB, SERVER_DBS, CellRecord, RecordError, format_rtt
 
 REQUIRED = ("arm", "model", "op", "mode", "table", "rows", "verified")
 
@@ -48,8 +49,14 @@ class Cell:
     instructions_cell: Cell | None = None
 
     @property
-    def key(self) -> tuple[str, str, str, str, str]:
+    def key(self) -> tuple[Any, ...]:
+        """(arm, model, op, mode, table), then the database (and RTT) for a cell not on SQLite."""
         return self.record.key.astuple()
+
+    @property
+    def place(self) -> str:
+        """``sqlite``, ``postgresql``, ``postgresql@5ms``: where the arm stored (the report's sections)."""
+        return self.record.key.place
 
     @property
     def seconds(self) -> list[float]:
@@ -93,15 +100,51 @@ class Cell:
         return next((p.record.statements_note for p in self.parts if p.record.statements_note), None)
 
 
+def key_text(key: tuple[Any, ...]) -> str:
+    """A cell key as notes write it: ``peewee-simple-D-cold-default``, ``...-default-postgresql-5``."""
+    return "-".join(format_rtt(k) if isinstance(k, float) else str(k) for k in key)
+
+
+def place_order(place: str) -> tuple[int, str, float]:
+    """The report's order of places: SQLite, then each server database directly, then its latency sweep by RTT."""
+    db, _, rtt = place.partition("@")
+    dbs = [DEFAULT_DB, *SERVER_DBS]
+    return (dbs.index(db) if db in dbs else len(dbs), db, float(rtt[:-2]) if rtt else -1.0)
+
+
 @dataclass
 class Runs:
-    cells: dict[tuple[str, str, str, str, str], Cell] = field(default_factory=dict)
+    cells: dict[tuple[Any, ...], Cell] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     #: source -> the run-level facts the plugin wrote (schedule, drift probe, floor), when present
     run_facts: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: source -> when pytest-benchmark wrote it (its "datetime": the end of the run)
     written: dict[str, str] = field(default_factory=dict)
+    #: the database the cells are scoped to (:meth:`at`): ``sqlite``, ``postgresql``, ``postgresql@rtt`` (its
+    #: latency sweep); None: every cell read
+    scope: str | None = None
+    #: the runs a scoped one was cut from (labels and footnotes speak for every database)
+    whole: Runs | None = field(default=None, repr=False, compare=False)
+
+    def places(self) -> list[str]:
+        """The places the cells come from (``sqlite``, ``postgresql``, ``postgresql@5ms``), in report order."""
+        return sorted({c.place for c in self.cells.values()}, key=place_order)
+
+    def dbs(self) -> list[str]:
+        """The databases the cells ran on, in report order (a latency sweep's cells count for their database)."""
+        return list(dict.fromkeys(p.partition("@")[0] for p in self.places()))
+
+    def at(self, db: str, *, sweep: bool = False) -> Runs:
+        """The runs with the cells of one database only: reached directly, or (``sweep``) through the latency proxy.
+
+        Sources, notes and run facts are shared with the whole: they describe the files, not the cells.
+        """
+        whole = self.whole or self
+        cells = {k: c for k, c in whole.cells.items()
+                 if c.record.key.db == db and (c.record.key.rtt_ms is not None) == sweep}
+        return Runs(cells, self.notes, self.sources, self.run_facts, self.written,
+                    scope=db + ("@rtt" if sweep else ""), whole=whole)
 
     def add(self, cell: Cell) -> None:
         """Fold a cell in: per key one timed and one instrumented record, each the later run's."""
@@ -124,7 +167,7 @@ class Runs:
     def _later(self, old: Cell, new: Cell) -> Cell:
         """Of two records of one kind for a cell, the later run's; a note names both files."""
         newer, older = (new, old) if new.run_datetime >= old.run_datetime else (old, new)
-        self.notes.append(f"cell {'-'.join(new.key)} is in {older.source} and {newer.source}; "
+        self.notes.append(f"cell {key_text(new.key)} is in {older.source} and {newer.source}; "
                           f"the later run ({newer.source}) is used")
         return newer
 

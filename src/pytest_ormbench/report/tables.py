@@ -1,5 +1,11 @@
-"""The report's tables as data: overall, detail, instructions, statements, ORM overhead, memory, footnotes,
-environment."""
+"""The report's tables as data: overall, detail, instructions, statements, ORM overhead, memory, the latency
+sweep, footnotes, environment.
+
+The tables of one database are built from the runs scoped to it (:meth:`Runs.at`); a whole, unscoped
+``Runs`` shows its first database's cells (SQLite's when there are any), so that a caller that does not
+know about databases never sees two databases' figures of one arm merged into one. Labels, footnotes,
+the environment and the runs table speak for every database.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +13,11 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ..contract import MODELS, OPS, OPS_BY_LETTER
-from ..record import CellRecord
-from ..registry import BUILTIN_ARMS, CONTROL_ARM
+from ..record import DEFAULT_DB, CellKey, CellRecord, format_rtt
+from ..registry import BUILTIN_ARMS, CONTROL_ARM, CONTROL_ARMS
 from ..stats import geometric_mean
 from .load import Cell, Runs
 
@@ -33,6 +39,12 @@ DISAGREE_MARGIN = 0.10
 DISAGREE_INSTRUCTIONS_MARGIN = 0.01
 #: disagreeing pairs named per operation; the rest are counted
 DISAGREE_PAIRS = 3
+#: the databases as section headings and notes name them
+DB_TITLES = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "mysql": "MySQL"}
+_DB_ORDER = {db: i for i, db in enumerate(DB_TITLES)}
+#: which control arms drive their database asynchronously (the yardstick of the async arms there); a control
+#: arm's own records say so too, and win
+ASYNC_CONTROLS = {"sqlite3": False, "psycopg": False, "asyncpg": True}
 
 
 @dataclass
@@ -44,6 +56,10 @@ class Table:
     anchor: str = ""
     #: columns of text, aligned left (the first always is; the others default to figures, aligned right)
     text_columns: tuple[int, ...] = ()
+    #: the report section the table opens or continues (a heading of its own: "PostgreSQL"); "" none
+    section: str = ""
+    #: what the renderer writes below the section's heading, when this table opens the section
+    intro: str = ""
 
 
 def fmt_rate(value: float | None) -> str:
@@ -79,26 +95,106 @@ def fmt_ratio(value: float | None) -> str:
     return "—" if value is None else f"×{value:.2f}"
 
 
-def arm_order(runs: Runs) -> list[str]:
-    present = {c.record.key.arm for c in runs.cells.values()}
+def db_title(db: str) -> str:
+    return DB_TITLES.get(db, db)
+
+
+def scoped(runs: Runs) -> Runs:
+    """The runs as the tables of one database see them: a scoped one as it is, a whole one cut to its first
+    database reached directly (or, without such cells, that database's latency sweep)."""
+    if runs.scope is not None:
+        return runs
+    dbs = runs.dbs()
+    if not dbs or (len(dbs) == 1 and not any(c.record.key.rtt_ms is not None for c in runs.cells.values())):
+        return runs  # one database reached directly: every cell (the report of old files is what it was)
+    direct = runs.at(dbs[0])
+    return direct if direct.cells else runs.at(dbs[0], sweep=True)
+
+
+def _cells(runs: Runs) -> Iterable[tuple[CellKey, Cell]]:
+    """(key, cell) of the cells the runs' tables show (:func:`scoped`)."""
+    return ((c.record.key, c) for c in scoped(runs).cells.values())
+
+
+def _whole(runs: Runs) -> Runs:
+    return runs.whole or runs
+
+
+def db_of(runs: Runs) -> str:
+    """The database the runs' tables show."""
+    scope = scoped(runs).scope
+    if scope is not None:
+        return scope.partition("@")[0]
+    return next((c.record.key.db for c in runs.cells.values()), DEFAULT_DB)
+
+
+def _order(present: set[str]) -> list[str]:
     builtin = [e.name for e in BUILTIN_ARMS if e.name in present]
     return builtin + sorted(present - set(builtin))
 
 
+def arm_order(runs: Runs) -> list[str]:
+    return _order({k.arm for k, _ in _cells(runs)})
+
+
+def all_arm_order(runs: Runs) -> list[str]:
+    """Every arm of every database, in the report's order."""
+    return _order({c.record.key.arm for c in _whole(runs).cells.values()})
+
+
 def labels(runs: Runs) -> dict[str, str]:
-    return {c.record.key.arm: c.record.env.arm_label or c.record.key.arm for c in runs.cells.values()}
+    """arm -> label, one for every database: an arm on several is named the same in each section (SQLite's
+    cells name it when they disagree)."""
+    cells = list(_whole(runs).cells.values())
+    ordered = [c for c in cells if c.record.key.db != DEFAULT_DB] + [c for c in cells if c.record.key.db == DEFAULT_DB]
+    return {c.record.key.arm: c.record.env.arm_label or c.record.key.arm for c in ordered}
+
+
+def control_arms(runs: Runs) -> list[str]:
+    """The control arms of the runs' database: sqlite3 on SQLite; psycopg and asyncpg on PostgreSQL."""
+    db = db_of(runs)
+    return [arm for arm, on in CONTROL_ARMS.items() if on == db]
+
+
+def _is_async(runs: Runs, arm: str) -> bool:
+    recorded = {c.record.env.is_async for k, c in _cells(runs) if k.arm == arm} - {None}
+    if recorded:
+        return True in recorded
+    return ASYNC_CONTROLS.get(arm, False)
+
+
+def yardstick(runs: Runs, arm: str) -> str | None:
+    """The control arm an arm is priced against on the runs' database: the one control there is (sqlite3 on
+    SQLite, for sync and async arms alike), or the control that drives the database the way the arm does
+    (on PostgreSQL: psycopg for a sync arm, asyncpg for an async one). None: the database has no control arm."""
+    controls = control_arms(runs)
+    if len(controls) <= 1:
+        return controls[0] if controls else None
+    kind = _is_async(runs, arm)
+    return next((c for c in controls if _is_async(runs, c) == kind), controls[0])
+
+
+def control_label(names: dict[str, str], arm: str) -> str:
+    """A control arm's label, from the records when it ran, else from the registry."""
+    return names.get(arm) or next((e.label for e in BUILTIN_ARMS if e.name == arm), arm)
+
+
+def _controls_named(names: dict[str, str], controls: list[str]) -> str:
+    """"the raw sqlite3 control arm", "the raw psycopg and raw asyncpg control arms"."""
+    shown = " and ".join(control_label(names, c) for c in controls)
+    return f"the {shown} control arm{'s' if len(controls) > 1 else ''}"
 
 
 def groups(runs: Runs) -> list[tuple[str, str, str]]:
     """(model, mode, table) present, in report order."""
-    keys = {(k[1], k[3], k[4]) for k in runs.cells}
+    keys = {(k.model, k.mode, k.table) for k, _ in _cells(runs)}
     order = lambda g: (["default", "large"].index(g[2]), list(MODELS).index(g[0]), ["cold", "warm"].index(g[1]))  # noqa: E731
     return sorted(keys, key=order)
 
 
 def timed_groups(runs: Runs) -> list[tuple[str, str, str]]:
     """The groups with a rows/s figure: a group of instrumented cells only has none."""
-    timed = {(k[1], k[3], k[4]) for k, c in runs.cells.items() if c.timed}
+    timed = {(k.model, k.mode, k.table) for k, c in _cells(runs) if c.timed}
     return [g for g in groups(runs) if g in timed]
 
 
@@ -115,11 +211,11 @@ def instruction_figures(runs: Runs, model: str, mode: str, table: str) -> dict[s
 def _per_arm(runs: Runs, model: str, mode: str, table: str,
              value: Callable[[Cell], float | None]) -> dict[str, dict[str, float]]:
     out: dict[str, dict[str, float]] = defaultdict(dict)
-    for (arm, m, op, md, t), cell in runs.cells.items():
-        if (m, md, t) == (model, mode, table):
+    for k, cell in _cells(runs):
+        if (k.model, k.mode, k.table) == (model, mode, table):
             v = value(cell)
             if v is not None:
-                out[arm][op] = v
+                out[k.arm][k.op] = v
     return out
 
 
@@ -168,7 +264,7 @@ def overall(runs: Runs, table: str) -> Table | None:
 
 def detail(runs: Runs, model: str, mode: str, table: str) -> Table:
     names = labels(runs)
-    best = f"Best: the fastest arm other than the {names.get(CONTROL_ARM, CONTROL_ARM)} control arm."
+    best = f"Best: the fastest arm other than {_controls_named(names, _present_controls(runs, model, mode, table))}."
     title = f"{MODELS[model].title} — {mode}, {table} table (rows/s, higher is better)"
     return _ops_table(runs, figures(runs, model, mode, table), fmt_rate, max, title, best,
                       anchor=f"detail-{model}-{mode}-{table}")
@@ -180,8 +276,8 @@ def instructions(runs: Runs, model: str, mode: str, table: str) -> Table | None:
     if not per_arm:
         return None
     names = labels(runs)
-    best = (f"Best: the arm other than the {names.get(CONTROL_ARM, CONTROL_ARM)} control arm that executed the "
-            "fewest instructions per row.")
+    best = (f"Best: the arm other than {_controls_named(names, _present_controls(runs, model, mode, table))} that "
+            "executed the fewest instructions per row.")
     title = f"{MODELS[model].title} — {mode}, {table} table (instructions per row, lower is better)"
     legend = ("Instructions the operation executed, counted by valgrind's callgrind around the op only "
               "(--ormbench-instructions): the median round's count over the rows it handled; k thousand, M million. "
@@ -190,6 +286,13 @@ def instructions(runs: Runs, model: str, mode: str, table: str) -> Table | None:
     t = _ops_table(runs, per_arm, fmt_count, min, title, best, anchor=f"instructions-{model}-{mode}-{table}")
     t.notes = [legend, *t.notes, *disagreements(runs, model, mode, table)]
     return t
+
+
+def _present_controls(runs: Runs, model: str, mode: str, table: str) -> list[str]:
+    """The database's control arms that have a cell in the group (all of them when none has: a note's words)."""
+    present = {k.arm for k, _ in _cells(runs) if (k.model, k.mode, k.table) == (model, mode, table)}
+    controls = control_arms(runs)
+    return [c for c in controls if c in present] or controls or [CONTROL_ARM]
 
 
 def _ops_table(runs: Runs, per_arm: dict[str, dict[str, float]], fmt: Callable[[float | None], str],
@@ -201,7 +304,7 @@ def _ops_table(runs: Runs, per_arm: dict[str, dict[str, float]], fmt: Callable[[
     # The control arm is hand-written SQL, the yardstick rather than a contender: Best names the best of
     # the others, as the reference's tables do (they have no raw column); with fewer than two contenders
     # there is nothing to rank and no Best column.
-    contenders = [a for a in arms if a != CONTROL_ARM]
+    contenders = [a for a in arms if a not in CONTROL_ARMS]
     ranked_best = len(contenders) >= 2
     header = ["Operation", *(names[a] for a in arms), *(["Best"] if ranked_best else [])]
     rows = []
@@ -231,7 +334,7 @@ def _ops_table(runs: Runs, per_arm: dict[str, dict[str, float]], fmt: Callable[[
         notes.append("G and H (dicts, tuples) are not object operations and are left out of the geometric mean.")
     if any(c == "—" or c.startswith("—") for r in rows for c in r[1:len(arms) + 1]):
         notes.append(NO_FIGURE)
-    if ranked_best and CONTROL_ARM in arms:
+    if ranked_best and any(a in CONTROL_ARMS for a in arms):
         notes.append(best_note)
     return Table(title, header, rows, notes, anchor=anchor)
 
@@ -276,7 +379,7 @@ def disagreements(runs: Runs, model: str, mode: str, table: str) -> list[str]:
 
 def statements(runs: Runs, model: str, mode: str, table: str) -> Table | None:
     """Statements per op, ops x arms (None: no record of the group counted them or said why not)."""
-    cells = {(k[0], k[2]): c for k, c in runs.cells.items() if (k[1], k[3], k[4]) == (model, mode, table)
+    cells = {(k.arm, k.op): c for k, c in _cells(runs) if (k.model, k.mode, k.table) == (model, mode, table)
              and (c.statements_per_op is not None or c.statements_note)}
     if not cells:
         return None
@@ -285,6 +388,7 @@ def statements(runs: Runs, model: str, mode: str, table: str) -> Table | None:
     letters = [op.letter for op in OPS if any(k[1] == op.letter for k in cells)]
     rows, flags, missing = [], [], False
     not_counted: dict[str, list[str]] = defaultdict(list)
+    yardsticks = {a: yardstick(runs, a) for a in arms}
     for letter in letters:
         row = [f"{letter} {OPS_BY_LETTER[letter].title}"]
         for arm in arms:
@@ -300,7 +404,7 @@ def statements(runs: Runs, model: str, mode: str, table: str) -> Table | None:
                 row.append("—")
                 missing = True
         rows.append(row)
-        flags += _statement_flags(cells, arms, letter, names)
+        flags += _statement_flags(cells, arms, letter, names, yardsticks)
     notes = [STATEMENTS_LEGEND]
     notes += [f"n/a : not counted for {', '.join(arms_)} ({note})" for note, arms_ in not_counted.items()]
     if missing:
@@ -312,62 +416,98 @@ def statements(runs: Runs, model: str, mode: str, table: str) -> Table | None:
 
 
 def _statement_flags(cells: dict[tuple[str, str], Cell], arms: list[str], letter: str,
-                     names: dict[str, str]) -> list[str]:
-    """The arms sending more than STATEMENTS_FLAG times the control arm's statements for the same op: the
-    hand-written SQL is the least an op needs, so many more is an ORM's extra round trips (N+1, say)."""
-    control = cells.get((CONTROL_ARM, letter))
-    base = control.statements_per_op if control else None
-    if not base or not sum(base.values()):
-        return []
-    least = sum(base.values())
-    over = []
-    for arm in arms:
-        counts = cells[(arm, letter)].statements_per_op if (arm, letter) in cells else None
-        if arm != CONTROL_ARM and counts and sum(counts.values()) > STATEMENTS_FLAG * least:
-            total = sum(counts.values())
-            over.append(f"{names[arm]} {total:,} ({total / least:.1f}×)")
-    if not over:
-        return []
-    return [f"{letter} {OPS_BY_LETTER[letter].title}: more than {STATEMENTS_FLAG}× the statements of the "
-            f"{names[CONTROL_ARM]} control ({least:,}): {', '.join(over)}."]
+                     names: dict[str, str], yardsticks: dict[str, str | None]) -> list[str]:
+    """The arms sending more than STATEMENTS_FLAG times their control arm's statements for the same op: the
+    hand-written SQL is the least an op needs, so many more is an ORM's extra round trips (N+1, say). One
+    line per control arm (PostgreSQL has two: psycopg for the sync arms, asyncpg for the async ones)."""
+    lines = []
+    for control_arm in dict.fromkeys(y for y in yardsticks.values() if y):
+        control = cells.get((control_arm, letter))
+        base = control.statements_per_op if control else None
+        if not base or not sum(base.values()):
+            continue
+        least = sum(base.values())
+        over = []
+        for arm in arms:
+            counts = cells[(arm, letter)].statements_per_op if (arm, letter) in cells else None
+            if (arm not in CONTROL_ARMS and yardsticks.get(arm) == control_arm and counts
+                    and sum(counts.values()) > STATEMENTS_FLAG * least):
+                total = sum(counts.values())
+                over.append(f"{names[arm]} {total:,} ({total / least:.1f}×)")
+        if over:
+            lines.append(f"{letter} {OPS_BY_LETTER[letter].title}: more than {STATEMENTS_FLAG}× the statements of "
+                         f"the {names[control_arm]} control ({least:,}): {', '.join(over)}.")
+    return lines
 
 
 def overhead(runs: Runs) -> Table | None:
-    """Each arm against the raw sqlite3 control: how many times longer it takes (geometric means)."""
-    cols = [g for g in groups(runs) if CONTROL_ARM in figures(runs, *g)]
+    """Each arm against its control arm: how many times longer it takes (geometric means).
+
+    On SQLite every arm is priced against raw sqlite3; on PostgreSQL the sync arms against raw psycopg and
+    the async ones against raw asyncpg (an "Against" column says which). An arm whose control arm did not
+    run has no figure, and a note says so.
+    """
+    controls = control_arms(runs)
+    every = {g: figures(runs, *g) for g in groups(runs)}
+    cols = [g for g, per_arm in every.items() if any(c in per_arm for c in controls)]
     if not cols:
         return None
     names = labels(runs)
-    header = ["Arm", *(f"Test {MODELS[m].test} {md}{' large' if t == 'large' else ''}" for m, md, t in cols)]
+    several = len(controls) > 1
+    header = ["Arm", *(["Against"] if several else []),
+              *(f"Test {MODELS[m].test} {md}{' large' if t == 'large' else ''}" for m, md, t in cols)]
     rows = []
+    unpriced: dict[str, list[str]] = defaultdict(list)
     for arm in arm_order(runs):
-        if arm == CONTROL_ARM:
+        if arm in CONTROL_ARMS:
             continue
-        row, seen = [names[arm]], False
+        control = yardstick(runs, arm)
+        if control is None:
+            continue
+        row, seen = [names[arm], *([control_label(names, control)] if several else [])], False
         for g in cols:
-            per_arm = figures(runs, *g)
-            ops = [op for op in OBJECT_OPS if op in per_arm.get(arm, {}) and op in per_arm[CONTROL_ARM]]
-            ratios = [per_arm[CONTROL_ARM][op] / per_arm[arm][op] for op in ops]
+            per_arm = every[g]
+            base = per_arm.get(control, {})
+            ops = [op for op in OBJECT_OPS if op in per_arm.get(arm, {}) and op in base]
+            ratios = [base[op] / per_arm[arm][op] for op in ops]
             value = geometric_mean(ratios)
             seen = seen or value is not None
             row.append("—" if value is None else f"{value:.2f}×")
         if seen:
             rows.append(row)
+        elif not any(control in per_arm for per_arm in every.values()):
+            unpriced[control].append(names[arm])
     if not rows:
         return None  # the control arm alone: nothing to price
-    notes = ["Time relative to hand-written SQL on sqlite3 (1.00× = as fast as the control; 3.00× = takes three "
-             "times as long), geometric mean over the object operations both ran."]
-    return Table("ORM overhead over the raw sqlite3 control arm", header, rows, notes, anchor="overhead")
+    if not several:
+        notes = [f"Time relative to hand-written SQL on {controls[0]} (1.00× = as fast as the control; 3.00× = takes "
+                 "three times as long), geometric mean over the object operations both ran."]
+        title = ("ORM overhead over the raw sqlite3 control arm" if controls == [CONTROL_ARM]
+                 else f"ORM overhead over {_controls_named(names, controls)}")
+    else:
+        sync = [c for c in controls if not _is_async(runs, c)]
+        asyn = [c for c in controls if _is_async(runs, c)]
+        pairs = "; ".join(part for part in (
+            f"sync arms against {' and '.join(control_label(names, c) for c in sync)}" if sync else "",
+            f"async arms against {' and '.join(control_label(names, c) for c in asyn)}" if asyn else "") if part)
+        notes = [f"Time relative to hand-written SQL on the same database, driven the way the arm drives it: "
+                 f"{pairs} (Against: each arm's control; 1.00× = as fast as the control; 3.00× = takes three times "
+                 "as long), geometric mean over the object operations both ran."]
+        title = f"ORM overhead over {_controls_named(names, controls)}"
+    for control, arms in unpriced.items():
+        notes.append(f"No {control_label(names, control)} control arm in these results: no overhead figure for "
+                     f"{', '.join(arms)} (run with --ormbench-arms including {control} to have one).")
+    return Table(title, header, rows, notes, anchor="overhead", text_columns=(1,) if several else ())
 
 
 def memory(runs: Runs) -> list[Table]:
     out = []
     for model, mode, table in groups(runs):
         per_arm: dict[str, dict[str, int]] = defaultdict(dict)
-        for (arm, m, op, md, t), cell in runs.cells.items():
+        for k, cell in _cells(runs):
             peak = cell.record.facts.memory_peak_bytes
-            if (m, md, t) == (model, mode, table) and peak is not None:
-                per_arm[arm][op] = peak
+            if (k.model, k.mode, k.table) == (model, mode, table) and peak is not None:
+                per_arm[k.arm][k.op] = peak
         if not per_arm:
             continue
         arms = [a for a in arm_order(runs) if a in per_arm]
@@ -383,58 +523,186 @@ def memory(runs: Runs) -> list[Table]:
     return out
 
 
-def footnotes(runs: Runs) -> list[str]:
+def sweep_figures(runs: Runs, db: str, model: str, mode: str, table: str) -> dict[str, dict[str, dict[float, float]]]:
+    """op -> arm -> RTT (ms) -> rows/s, of one group's latency-sweep cells on ``db`` (timed records only)."""
+    out: dict[str, dict[str, dict[float, float]]] = defaultdict(lambda: defaultdict(dict))
+    for cell in _whole(runs).cells.values():
+        k = cell.record.key
+        if k.db == db and k.rtt_ms is not None and (k.model, k.mode, k.table) == (model, mode, table):
+            if cell.rows_per_s is not None:
+                out[k.op][k.arm][k.rtt_ms] = cell.rows_per_s
+    return out
+
+
+def sweep_groups(runs: Runs, db: str) -> list[tuple[str, str, str]]:
+    """(model, mode, table) with latency-sweep figures on ``db``, in report order."""
+    sweep = _whole(runs).at(db, sweep=True)
+    return [g for g in timed_groups(sweep) if sweep_figures(runs, db, *g)]
+
+
+def latency(runs: Runs, db: str) -> list[Table]:
+    """The latency sweep on a server database: per op, rows/s of each arm against the round-trip time.
+
+    Rows are arms, columns the RTTs the proxy added (and "direct", the same cell without the proxy, when it
+    ran); the last column is the figure at the highest RTT over the one at the lowest. A note names the arm
+    that leads at the lowest RTT and the one at the highest, when they differ: where an ORM's extra round
+    trips start to cost more than its Python does.
+    """
     names = labels(runs)
+    direct = _whole(runs).at(db)
+    out = []
+    for model, mode, table in sweep_groups(runs, db):
+        per_op = sweep_figures(runs, db, model, mode, table)
+        plain = figures(direct, model, mode, table)
+        rtts = sorted({r for arms in per_op.values() for rs in arms.values() for r in rs})
+        lo, hi = rtts[0], rtts[-1]
+        for op in OPS:
+            per_arm = per_op.get(op.letter)
+            if not per_arm:
+                continue
+            arms = [a for a in all_arm_order(runs) if a in per_arm]
+            with_direct = any(op.letter in plain.get(a, {}) for a in arms)
+            header = ["Arm", *(["direct"] if with_direct else []), *(f"{format_rtt(r)} ms" for r in rtts),
+                      *([f"{format_rtt(hi)} ms / {format_rtt(lo)} ms"] if len(rtts) > 1 else [])]
+            rows = []
+            for arm in arms:
+                vals = per_arm[arm]
+                ratio = vals[hi] / vals[lo] if lo in vals and hi in vals and vals[lo] else None
+                rows.append([names[arm], *([fmt_rate(plain.get(arm, {}).get(op.letter))] if with_direct else []),
+                             *(fmt_rate(vals.get(r)) for r in rtts), *([fmt_ratio(ratio)] if len(rtts) > 1 else [])])
+            notes = ["Rows/s with the arm reaching the server through the latency proxy, which holds every round "
+                     "trip for the RTT the column names"
+                     + ("; direct: the same cell without the proxy (the figure of the section above)" if with_direct
+                        else "")
+                     + (f"; the last column is the figure at {format_rtt(hi)} ms over the one at {format_rtt(lo)} ms "
+                        "(×0.10: a tenth as fast)." if len(rtts) > 1 else ".")]
+            others = [a for a in arms if a not in CONTROL_ARMS]
+            contenders = others or arms  # the control arms are yardsticks, not contenders, as in Best
+            lead = {}
+            for rtt in (lo, hi):
+                ran = [a for a in contenders if rtt in per_arm[a]]
+                if ran:
+                    lead[rtt] = max(ran, key=lambda a: per_arm[a][rtt])  # noqa: B023
+            if lo in lead and hi in lead and lead[lo] != lead[hi]:
+                a, b = lead[lo], lead[hi]
+                among = "of the ORMs, " if others and len(others) < len(arms) else ""
+                notes.append(f"{op.letter} {op.title}: {among}{names[a]} leads at {format_rtt(lo)} ms "
+                             f"({fmt_rate(per_arm[a][lo])} rows/s), {names[b]} at {format_rtt(hi)} ms "
+                             f"({fmt_rate(per_arm[b][hi])} rows/s).")
+            if any(c == "—" for r in rows for c in r[1:]):
+                notes.append(NO_FIGURE)
+            title = (f"{op.letter} {op.title} — {MODELS[model].title}, {mode}, {table} table "
+                     "(rows/s against RTT, higher is better)")
+            out.append(Table(title, header, rows, notes, anchor=f"latency-{db}-{model}-{mode}-{table}-{op.letter}"))
+    return out
+
+
+def _db_scope(dbs: set[str], every: set[str]) -> str:
+    """", PostgreSQL" when a footnote holds on some of an arm's databases only; "" when on all of them."""
+    if dbs == every:
+        return ""
+    return ", " + "/".join(db_title(db) for db in sorted(dbs, key=lambda d: _DB_ORDER.get(d, len(_DB_ORDER))))
+
+
+def footnotes(runs: Runs) -> list[str]:
+    """The arms' deviations and unsupported ops, and what Insert: Bulk does with ids, for every database: a
+    footnote that holds on some of an arm's databases only names them."""
+    whole = _whole(runs)
+    names = labels(runs)
+    order = all_arm_order(runs)
     notes: list[str] = []
-    devs: dict[str, dict[str, str]] = defaultdict(dict)
-    unsupported: dict[str, dict[str, str]] = defaultdict(dict)
-    bulk_ids: dict[str, set[bool]] = defaultdict(set)
-    for cell in runs.cells.values():
+    # per arm and database, the last record's text for each key (as before databases: one text per key)
+    devs: dict[str, dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
+    unsupported: dict[str, dict[str, dict[str, str]]] = defaultdict(lambda: defaultdict(dict))
+    bulk_ids: dict[str, dict[str, set[bool]]] = defaultdict(lambda: defaultdict(set))
+    arm_dbs: dict[str, set[str]] = defaultdict(set)
+    for cell in whole.cells.values():
         rec = cell.record
-        arm = rec.key.arm
+        arm, db = rec.key.arm, rec.key.db
+        arm_dbs[arm].add(db)
         for key, text in rec.deviations.items():
-            devs[arm][key] = text
+            devs[arm][db][key] = text
         for op, reason in rec.env.unsupported.items():
-            unsupported[arm][op] = reason
+            unsupported[arm][db][op] = reason
         if rec.facts.bulk_ids_set is not None:
-            bulk_ids[arm].add(bool(rec.facts.bulk_ids_set))
-    for arm in arm_order(runs):
-        for key, text in sorted(devs[arm].items()):
-            scope = "all cells" if key == "*" else key
+            bulk_ids[db][arm].add(bool(rec.facts.bulk_ids_set))
+
+    def merged(per_db: dict[str, dict[str, str]]) -> list[tuple[str, str, set[str]]]:
+        where: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for db, texts in per_db.items():
+            for key, text in texts.items():
+                where[(key, text)].add(db)
+        return [(key, text, dbs) for (key, text), dbs in sorted(where.items())]
+
+    for arm in order:
+        for key, text, dbs in merged(devs[arm]):
+            scope = ("all cells" if key == "*" else key) + _db_scope(dbs, arm_dbs[arm])
             notes.append(f"{names[arm]} ({scope}): {text}")
-        for op, reason in sorted(unsupported[arm].items()):
-            notes.append(f"{names[arm]}: {op} not supported — {reason}")
-    with_ids = [names[a] for a in arm_order(runs) if bulk_ids.get(a) == {True}]
-    without = [names[a] for a in arm_order(runs) if bulk_ids.get(a) == {False}]
-    if with_ids and without:
-        notes.append("Insert: Bulk sets the new ids on the objects for: " + ", ".join(with_ids)
-                     + "; not for: " + ", ".join(without) + " (verified in every round).")
-    elif with_ids or without:
-        verb = "sets" if with_ids else "does not set"
-        notes.append(f"Insert: Bulk {verb} the new ids on the objects for {', '.join(with_ids or without)} "
-                     "(verified in every round).")
+        for op, reason, dbs in merged(unsupported[arm]):
+            where = _db_scope(dbs, arm_dbs[arm])
+            notes.append(f"{names[arm]}{f' ({where[2:]})' if where else ''}: {op} not supported — {reason}")
+    several = len(bulk_ids) > 1
+    for db in sorted(bulk_ids, key=lambda d: _DB_ORDER.get(d, len(_DB_ORDER))):
+        per_arm = bulk_ids[db]
+        on = f" on {db_title(db)}" if several else ""
+        with_ids = [names[a] for a in order if per_arm.get(a) == {True}]
+        without = [names[a] for a in order if per_arm.get(a) == {False}]
+        if with_ids and without:
+            notes.append(f"Insert: Bulk{on} sets the new ids on the objects for: " + ", ".join(with_ids)
+                         + "; not for: " + ", ".join(without) + " (verified in every round).")
+        elif with_ids or without:
+            verb = "sets" if with_ids else "does not set"
+            notes.append(f"Insert: Bulk{on} {verb} the new ids on the objects for {', '.join(with_ids or without)} "
+                         "(verified in every round).")
     return notes + runs.notes
 
 
+def _rtts(recs: Iterable[CellRecord]) -> list[float]:
+    return sorted({r.key.rtt_ms for r in recs if r.key.rtt_ms is not None})
+
+
 def environment(runs: Runs) -> list[str]:
-    parts = [p for c in runs.cells.values() for p in c.parts]  # a folded cell's instructions run counts too
+    whole = _whole(runs)
+    parts = [p for c in whole.cells.values() for p in c.parts]  # a folded cell's instructions run counts too
     recs = [p.record for p in parts]
     machines = {_machine(p.machine) for p in parts}
     dates = sorted({p.run_datetime[:10] for p in parts if p.run_datetime})
+    by_db: dict[str, list[CellRecord]] = defaultdict(list)
+    for r in recs:
+        by_db[r.key.db].append(r)
+    # SQLite's lines speak for its cells (a server's records carry the sqlite3 module's version too)
+    lite = by_db.get(DEFAULT_DB) or ([] if by_db else recs)
 
-    def values(get: Callable[[CellRecord], Any]) -> str:
-        return ", ".join(sorted({str(get(r)) for r in recs if get(r) is not None})) or "unknown"
+    def values(get: Callable[[CellRecord], Any], of: list[CellRecord] = recs) -> str:
+        return ", ".join(sorted({str(get(r)) for r in of if get(r) is not None})) or "unknown"
 
-    settings = sorted({tuple(sorted((r.facts.pragmas or {}).items())) for r in recs})
+    settings = sorted({tuple(sorted((r.facts.pragmas or {}).items())) for r in lite})
     versions: dict[str, set[str]] = defaultdict(set)
     for r in recs:
         for dist, ver in r.env.versions.items():
             versions[dist].add(ver)
     lines = [
         f"Machine: {'; '.join(sorted(machines))}",
-        f"Python: {values(lambda r: r.env.python)}; SQLite: {values(lambda r: r.env.sqlite_version)}",
-        "SQLite settings read back from each arm's connection: "
-        + "; ".join(", ".join(f"{k}={v}" for k, v in s) for s in settings if s),
+        f"Python: {values(lambda r: r.env.python)}"
+        + (f"; SQLite: {values(lambda r: r.env.sqlite_version, lite)}" if lite or not by_db else ""),
+    ]
+    if lite or not by_db:
+        lines.append("SQLite settings read back from each arm's connection: "
+                     + "; ".join(", ".join(f"{k}={v}" for k, v in s) for s in settings if s))
+    for db in sorted(set(by_db) - {DEFAULT_DB}, key=lambda d: _DB_ORDER.get(d, len(_DB_ORDER))):
+        these = by_db[db]
+        server = values(lambda r: r.env.arm_info.get(f"{db}_version"), these)
+        how = values(lambda r: r.env.arm_info.get("server"), these)
+        read = sorted({tuple(sorted((r.facts.pragmas or {}).items())) for r in these})
+        line = (f"{db_title(db)}: server {server}" + (f" ({how})" if how != "unknown" else "")
+                + "; settings read back from each arm's connection: "
+                + ("; ".join(", ".join(f"{k}={v}" for k, v in s) for s in read if s) or "none recorded"))
+        rtts = _rtts(these)
+        if rtts:
+            line += (f"; latency sweep through the proxy at RTT {', '.join(format_rtt(r) for r in rtts)} ms "
+                     f"({sum(1 for r in these if r.key.rtt_ms is not None)} cells)")
+        lines.append(line)
+    lines += [
         f"Rounds per cell: {values(lambda r: r.rounds)}; iterations: {values(lambda r: r.iterations)}; "
         f"batch: {values(lambda r: r.batch)}",
         "Packages: " + (", ".join(f"{d} {'/'.join(sorted(v))}" for d, v in sorted(versions.items())) or "none"),
@@ -445,18 +713,49 @@ def environment(runs: Runs) -> list[str]:
                      "smaller than it are noise")
     if len(machines) > 1:
         lines.append("Warning: these results come from more than one machine; compare within a machine only.")
-    if CONTROL_ARM not in {r.key.arm for r in recs}:
+    if (lite or not by_db) and CONTROL_ARM not in {r.key.arm for r in lite}:
         lines.append(f"No {CONTROL_ARM} control arm in these results: there is no ORM-overhead table, and a "
                      "comparison with them cannot correct for the machine's drift (run with the control arm, the "
                      "default, to have both)")
+    names = labels(runs)
+    for db in sorted(set(by_db) - {DEFAULT_DB}, key=lambda d: _DB_ORDER.get(d, len(_DB_ORDER))):
+        controls = [a for a, on in CONTROL_ARMS.items() if on == db]
+        if controls and not {r.key.arm for r in by_db[db]} & set(controls):
+            lines.append(f"No {' or '.join(controls)} control arm in the {db_title(db)} results: there is no "
+                         f"ORM-overhead table for {db_title(db)}, and a comparison with them corrects its cells "
+                         f"for the machine's drift by the {CONTROL_ARM} control, if at all (run with "
+                         f"--ormbench-arms including {' and '.join(controls)} to have both)")
+        elif controls:
+            missing = [c for c in controls if c not in {r.key.arm for r in by_db[db]}]
+            if missing:
+                lines.append(f"No {' or '.join(control_label(names, c) for c in missing)} control arm in the "
+                             f"{db_title(db)} results: the arms it is the yardstick for have no ORM-overhead figure")
     return lines
 
 
+def _places_text(recs: Iterable[CellRecord]) -> str:
+    """The databases of a file's cells: ``sqlite``, ``postgresql``, ``postgresql @ RTT 0/1/5/25 ms``."""
+    recs = list(recs)
+    out = []
+    for db in sorted({r.key.db for r in recs}, key=lambda d: _DB_ORDER.get(d, len(_DB_ORDER))):
+        these = [r for r in recs if r.key.db == db]
+        if any(r.key.rtt_ms is None for r in these):
+            out.append(db)
+        rtts = _rtts(these)
+        if rtts:
+            out.append(f"{db} @ RTT {'/'.join(format_rtt(r) for r in rtts)} ms")
+    return ", ".join(out) or "—"
+
+
 def runs_table(runs: Runs) -> Table:
-    """One row per input file: when it was written, which arms and tables it supplies, its drift floor."""
-    names, order = labels(runs), {a: i for i, a in enumerate(arm_order(runs))}
+    """One row per input file: when it was written, which databases, arms and tables it supplies, its drift floor.
+
+    The Databases column is there when some cell is not on SQLite (a report of SQLite files is what it was)."""
+    whole = _whole(runs)
+    names, order = labels(runs), {a: i for i, a in enumerate(all_arm_order(runs))}
+    several = any(c.record.key.db != DEFAULT_DB or c.record.key.rtt_ms is not None for c in whole.cells.values())
     supplied: dict[str, list[Cell]] = defaultdict(list)
-    for cell in runs.cells.values():
+    for cell in whole.cells.values():
         for part in cell.parts:  # an instructions run folded beside a timed one supplies the cell's instructions
             supplied[part.source].append(part)
     rows = []
@@ -471,6 +770,7 @@ def runs_table(runs: Runs) -> Table:
         rows.append([
             source,
             (runs.written.get(source) or "unknown")[:16].replace("T", " "),
+            *([_places_text(c.record for c in cells)] if several else []),
             ", ".join(names[a] for a in arms) or "— (every cell superseded)",
             ", ".join(sorted({c.record.key.table for c in cells}, key=["default", "large"].index)) or "—",
             str(len(cells)),
@@ -483,11 +783,16 @@ def runs_table(runs: Runs) -> Table:
              "file's rounds (— : written before the probe existed). Probe level: the median of those probe "
              "figures, rows/s; the same workload in every run, so it shows how fast the machine was during each "
              "run: figures from runs whose levels differ by x % can differ by about as much for that reason alone."]
-    if any(c.instructions_cell for c in runs.cells.values()):
+    if several:
+        notes.append("Databases: where the file's cells stored (postgresql @ RTT …: through the latency proxy at "
+                     "those round-trip times).")
+    if any(c.instructions_cell for c in whole.cells.values()):
         notes.append("A file of instrumented cells (--ormbench-instructions) beside a timed file supplies those "
                      "cells' instructions only; their rows/s come from the timed file.")
-    return Table("Runs", ["File", "Written (UTC)", "Arms", "Tables", "Cells", "Schedule", "Drift floor", "Probe level"],
-                 rows, notes, anchor="runs", text_columns=(1, 2, 3, 5, 6))
+    header = ["File", "Written (UTC)", *(["Databases"] if several else []), "Arms", "Tables", "Cells", "Schedule",
+              "Drift floor", "Probe level"]
+    text = (1, 2, 3, 4, 6, 7) if several else (1, 2, 3, 5, 6)
+    return Table("Runs", header, rows, notes, anchor="runs", text_columns=text)
 
 
 def _machine(info: dict[str, Any]) -> str:
