@@ -160,3 +160,30 @@ def test_commits_and_connections_are_counted_by_the_server(database, tmp_path: P
         assert database.commits(loc) - before == 2
         with psycopg.connect(loc.conninfo()):
             assert database.connections(loc) == 2
+
+
+def test_a_latency_sweep_multiplies_the_server_cells_and_direct_adds_the_unproxied_one(bench: pytest.Pytester) -> None:
+    result = bench.runpytest("--collect-only", "-q", "--ormbench-db=sqlite,postgresql", "--ormbench-models=simple",
+                             "--ormbench-ops=F", "--ormbench-mode=warm", "--ormbench-arms=peewee",
+                             "--ormbench-control=off", "--ormbench-rtt=direct,0,2.5")
+    ids = sorted(line.split("[")[1].rstrip("]") for line in result.stdout.lines if "test_orm[" in line)
+    assert ids == ["peewee-simple-get-warm-default", "peewee-simple-get-warm-default-postgresql",
+                   "peewee-simple-get-warm-default-postgresql-rtt0", "peewee-simple-get-warm-default-postgresql-rtt2.5"]
+    bad = bench.runpytest("--ormbench-db=postgresql", "--ormbench-rtt=-1")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+    bad.stderr.fnmatch_lines(["ERROR: --ormbench-rtt: expected round-trip times in ms*"])
+    bad = bench.runpytest("--ormbench-rtt=5")
+    bad.stderr.fnmatch_lines(["ERROR: --ormbench-rtt sweeps a server's round trip: it needs --ormbench-db=postgresql*"])
+
+
+@needs_server
+def test_a_cell_through_the_latency_proxy_verifies_and_records_its_rtt(bench: pytest.Pytester, tmp_path: Path) -> None:
+    out = tmp_path / "rtt.json"
+    result = bench.runpytest("--ormbench-db=postgresql", "--ormbench-arms=psycopg", "--ormbench-control=off",
+                             "--ormbench-models=simple", "--ormbench-ops=F", "--ormbench-mode=warm",
+                             "--ormbench-rtt=2", *TINY, f"--benchmark-json={out}")
+    result.assert_outcomes(passed=1)
+    info = json.loads(out.read_text())["benchmarks"][0]["extra_info"]
+    assert (info["db"], info["rtt_ms"], info["arm_info"]["latency_proxy_rtt_ms"]) == ("postgresql", 2.0, "2.0")
+    # 10 gets, each at least one 2 ms round trip: the proxy really stood between the arm and the server
+    assert min(info["round_seconds"]) >= 10 * 0.002

@@ -76,7 +76,7 @@ class RunConfig:
     #: an existing PostgreSQL server (``--ormbench-postgresql-url``); empty: the plugin starts one
     postgresql_url: str = ""
     #: a latency sweep (``--ormbench-rtt``): the server cells run once per RTT (ms), through the proxy
-    rtts: tuple[float, ...] = ()
+    rtts: tuple[float | None, ...] = ()
 
     @property
     def timed(self) -> bool:

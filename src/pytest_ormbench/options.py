@@ -70,7 +70,8 @@ OPTIONS: tuple[Option, ...] = (
            "others must already hold)", metavar="NAME=VALUE,..."),
     Option("rtt", "", "a latency sweep on the server databases: comma-separated round-trip times in ms (e.g. "
            "0,1,5,25); each server cell runs once per RTT with the arm's connection through a loopback proxy that "
-           "delays every chunk by RTT/2 each way (0 goes through the proxy too, to price it)", metavar="MS,..."),
+           "delays every chunk by RTT/2 each way (0 goes through the proxy too, to price it; 'direct' adds the "
+           "cell without the proxy to the same run)", metavar="MS,..."),
     Option("sqlite-journal", "delete", "SQLite journal_mode for every arm: delete or wal"),
     Option("sqlite-synchronous", "full", "SQLite synchronous for every arm: full, normal or off"),
     Option("verify-only", "false", "run every cell once with verification, record no timings (works under xdist)",
@@ -160,16 +161,22 @@ def _choices(flag: str, value: str, valid: dict[str, str], allow_all: bool, orde
     return tuple(sorted(picked, key=order.index))
 
 
-def _rtts(value: str) -> tuple[float, ...]:
-    """``--ormbench-rtt``: round-trip times in ms, each a finite number >= 0, in the order given."""
-    out: list[float] = []
+def _rtts(value: str) -> tuple[float | None, ...]:
+    """``--ormbench-rtt``: round-trip times in ms, each a finite number >= 0, in the order given; ``direct``
+    (None) is the cell without the proxy, in the same run: what the proxy itself costs at 0 ms."""
+    out: list[float | None] = []
     for item in _split(value):
+        if item.lower() == "direct":
+            if None not in out:
+                out.append(None)
+            continue
         try:
             ms = float(item)
         except ValueError:
             ms = -1.0
         if not (ms >= 0 and ms < 10_000):
-            raise pytest.UsageError(f"--ormbench-rtt: expected round-trip times in ms (0 or more), got {item!r}")
+            raise pytest.UsageError(f"--ormbench-rtt: expected round-trip times in ms (0 or more) or 'direct', "
+                                    f"got {item!r}")
         if ms not in out:
             out.append(ms)
     return tuple(out)
