@@ -1,10 +1,11 @@
 """What the four SQLAlchemy-family arms share: models, engine set-up and op bodies.
 
 Two model flavours (plain SQLAlchemy 2.x declarative, and SQLModel table models)
-times two drivers (sqlite3 through pysqlite, aiosqlite through AsyncSession) make
-four arms. The model factories, the engine/connection set-up and the op bodies
-live here once: :class:`SyncOps` holds the sync op bodies, :class:`AsyncOps` the
-same shapes awaited (why they are two, see :class:`AsyncOps`); a :class:`Flavor`
+times two drivers (sqlite3 through pysqlite, aiosqlite through AsyncSession; on
+PostgreSQL psycopg 3 and asyncpg) make four arms. The model factories, the
+engine/connection set-up and the op bodies live here once: :class:`SyncOps` holds
+the sync op bodies, :class:`AsyncOps` the same shapes awaited (why they are two,
+see :class:`AsyncOps`); a :class:`Flavor`
 (:func:`sa_flavor` / :func:`sqlmodel_flavor`) supplies the models, ``select`` and the
 names of the session methods that run a query (``scalars``/``execute`` for
 SQLAlchemy, ``exec`` for SQLModel).
@@ -17,6 +18,12 @@ Choices that hold for all four arms (see ``COMMON_NOTES``):
   transaction handling is switched off (``isolation_level = None``) and the
   engine's ``begin`` event emits ``BEGIN``; ``COMMIT``/``ROLLBACK`` come from
   the driver. So a session's transaction is exactly one SQLite transaction;
+* on PostgreSQL (``databases.is_server(path)``): ``postgresql+psycopg`` (sync) or
+  ``postgresql+asyncpg`` (async), the engine's default queue pool limited to one
+  connection (``pool_size=1, max_overflow=0``; the same ``connect`` guard), and
+  SQLAlchemy's default transaction handling (the driver begins implicitly, the
+  session commits or rolls back and closes, so no transaction outlives an op);
+  JSON is ``JSONB`` there (``JSON().with_variant(JSONB(), "postgresql")``);
 * sessions with ``expire_on_commit=False``, so objects stay readable after the
   commit that ends each op (each op runs in its own session, closed at its end;
   update/delete use the session ``load_all`` loaded the objects in);
@@ -53,6 +60,7 @@ from sqlalchemy import (
     event,
     insert,
 )
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship, sessionmaker
 from sqlalchemy.pool import StaticPool
 
@@ -65,13 +73,17 @@ from pytest_ormbench.contract import (
     ModelSpec,
     Settings,
 )
+from pytest_ormbench.databases import is_server
+from pytest_ormbench.pg_support import SETTINGS_SQL, normalize_settings
 from pytest_ormbench.sqlite_support import AiosqliteArm, SqliteArm, SqlTables, apply_pragmas, tables_for
 
 # --------------------------------------------------------------------------
 # Column types
 # --------------------------------------------------------------------------
 
-#: SQLAlchemy type of each wide-column kind
+#: SQLAlchemy type of each wide-column kind (one set for both databases: the model classes are built once
+#: per process). On PostgreSQL Float renders FLOAT, which is double precision there; JSON is JSONB there
+#: (the variant most PostgreSQL users choose, and what Django's JSONField and the control arms use).
 SA_TYPES: dict[str, Any] = {
     "float": Float,
     "smallint": SmallInteger,
@@ -80,7 +92,7 @@ SA_TYPES: dict[str, Any] = {
     "char": String(TEXT_MAX),
     "text": Text,
     "decimal": Numeric(DECIMAL_DIGITS, DECIMAL_PLACES, asdecimal=True),
-    "json": JSON,
+    "json": JSON().with_variant(JSONB(), "postgresql"),
 }
 
 #: Python type of each wide-column kind (SQLModel annotations)
@@ -93,15 +105,17 @@ WIDE_DEVIATION = (
     "SQLAlchemy's SQLite dialect has no native decimal: Numeric(10, 2) values are bound as "
     "float and stored as REAL (NUMERIC affinity), read back as Decimal quantized to 2 places; "
     "JSON is stored as TEXT (json.dumps). Defaults of sets 1 and 3 are Python-side column "
-    "defaults (applied by the INSERT), not DDL DEFAULTs."
+    "defaults (applied by the INSERT), not DDL DEFAULTs. On PostgreSQL: Float is FLOAT (double precision), "
+    "Numeric(10, 2) is numeric(10,2) (exact), DateTime is timestamp without time zone, JSON is "
+    "JSON().with_variant(JSONB(), 'postgresql') (jsonb)."
 )
 
 #: what every SQLAlchemy-family arm does differently from the others (shown in the tables)
 DEVIATIONS: dict[str, str] = {
     "wide": WIDE_DEVIATION,
     "fk": "passive_deletes=True on children and on both many-to-many sides: the ON DELETE SET NULL "
-          "of children and the ON DELETE CASCADE of link rows are done by SQLite (foreign_keys=ON), "
-          "not by the ORM loading and updating related rows",
+          "of children and the ON DELETE CASCADE of link rows are done by the database (SQLite with "
+          "foreign_keys=ON, or PostgreSQL), not by the ORM loading and updating related rows",
     "update_whole": "the unit of work writes only the columns whose value changed (level and text), "
                     "not the whole row as a whole-object save in Django or peewee does",
 }
@@ -118,7 +132,14 @@ COMMON_NOTES = {
     "insert_bulk": "session.bulk_save_objects(objs) (ids not set); session.execute(insert(Model), dicts) "
                    "was as fast within noise (and also sets no ids on the objects); add_all is the batch path",
     "insert_batch": "add() per object, one commit: on SQLite the flush INSERTs row by row with RETURNING "
-                    "(no implicit insertmanyvalues sentinel for SQLite)",
+                    "(no implicit insertmanyvalues sentinel for SQLite); on PostgreSQL the same flush sends "
+                    "one batched INSERT ... SELECT FROM (VALUES ...) ORDER BY sentinel RETURNING id per 1000 rows "
+                    "(insertmanyvalues), and bulk_save_objects (no RETURNING) the driver's executemany",
+    "postgresql": "sync: postgresql+psycopg (psycopg 3), async: postgresql+asyncpg; the engine's queue pool "
+                  "limited to one connection (pool_size=1, max_overflow=0), a second connect raises; "
+                  "SQLAlchemy's default transactions (the driver's implicit BEGIN, so reads too run in a "
+                  "transaction the closing session rolls back); the connection is opened lazily (with the "
+                  "dialect's first-connect queries) as on SQLite",
 }
 
 
@@ -173,7 +194,7 @@ def _build_sa_models(spec: ModelSpec) -> ModelSet:
 
         class SaJournalFk(_JournalColumns, Base):
             __tablename__ = t
-            # indexed, and ON DELETE SET NULL done by SQLite (passive_deletes on the reverse side)
+            # indexed, and ON DELETE SET NULL done by the database (passive_deletes on the reverse side)
             parent_id: Mapped[Optional[int]] = mapped_column(
                 ForeignKey(f"{t}.id", ondelete="SET NULL"), index=True, nullable=True)
             parent: Mapped[Optional["SaJournalFk"]] = relationship(
@@ -323,27 +344,50 @@ def sqlmodel_flavor() -> Flavor:
 # --------------------------------------------------------------------------
 
 class OneConnection:
-    """Listeners for an engine that must only ever hold one SQLite connection."""
+    """Listeners for an engine that must only ever hold one connection (SQLite, or a server).
 
-    def __init__(self, settings: Settings) -> None:
+    On SQLite it also applies the pragmas and SQLAlchemy's SQLite transaction recipe; on a server
+    (``server=True``) it only guards: the driver's and SQLAlchemy's default transaction handling stay.
+    """
+
+    def __init__(self, settings: Settings, server: bool = False) -> None:
         self.settings = settings
-        self.dbapi: Any = None  # the pool's DBAPI connection (sqlite3 or SA's aiosqlite adapter)
+        self.server = server
+        #: the pool's DBAPI connection (sqlite3, SA's aiosqlite adapter, psycopg, SA's asyncpg adapter)
+        self.dbapi: Any = None
 
     def install(self, sync_engine: sqlalchemy.Engine) -> None:
         event.listen(sync_engine, "connect", self.on_connect)
-        event.listen(sync_engine, "begin", self.on_begin)
+        if not self.server:
+            event.listen(sync_engine, "begin", self.on_begin)
 
     def on_connect(self, dbapi_connection: Any, _record: Any) -> None:
         if self.dbapi is not None:
-            raise RuntimeError("a second SQLite connection was opened; the arm must hold exactly one")
-        # the documented recipe: the driver's legacy BEGIN handling off, BEGIN from on_begin
-        dbapi_connection.isolation_level = None
-        apply_pragmas(dbapi_connection, self.settings)
+            raise RuntimeError("a second database connection was opened; the arm must hold exactly one")
+        if not self.server:
+            # the documented recipe: the driver's legacy BEGIN handling off, BEGIN from on_begin
+            dbapi_connection.isolation_level = None
+            apply_pragmas(dbapi_connection, self.settings)
         self.dbapi = dbapi_connection
 
     @staticmethod
     def on_begin(conn: sqlalchemy.Connection) -> None:
         conn.exec_driver_sql("BEGIN")
+
+
+#: one connection on a server: the engine's default queue pool (QueuePool, AsyncAdaptedQueuePool), held to one
+SERVER_POOL: dict[str, Any] = {"pool_size": 1, "max_overflow": 0}
+
+
+def _driver_version(module: str) -> str:
+    """``"psycopg 3.3.9"``: the PostgreSQL driver module and its version (describe() runs un-opened)."""
+    import importlib
+
+    try:
+        mod = importlib.import_module(module)
+    except ImportError:
+        return f"{module} (not installed)"
+    return f"{module} {getattr(mod, '__version__', '?')}"
 
 
 def _as_dict(obj: Any, names: Sequence[str]) -> dict[str, Any]:
@@ -411,8 +455,12 @@ class _SABase(SqliteArm):
         for obj, lv in zip(objs, levels):
             obj.level = lv
 
+    #: the driver module the PostgreSQL branch uses (``driver`` names the SQLite one)
+    server_driver: ClassVar[str] = "psycopg"
+
     def describe(self) -> dict[str, Any]:
-        return {"sqlite_version": sqlite3.sqlite_version, "bulk_path": self.bulk_path, **COMMON_NOTES}
+        return {"sqlite_version": sqlite3.sqlite_version, "postgresql_driver": _driver_version(self.server_driver),
+                "bulk_path": self.bulk_path, **COMMON_NOTES}
 
 
 class SyncOps(_SABase):
@@ -425,8 +473,11 @@ class SyncOps(_SABase):
     def open(self, path: Path) -> None:
         self.path = path
         self._setup_models()
-        self._conn = OneConnection(self.settings)
-        self.engine = sqlalchemy.create_engine(f"sqlite:///{path}", poolclass=StaticPool)
+        self._conn = OneConnection(self.settings, server=is_server(path))
+        if is_server(path):
+            self.engine = sqlalchemy.create_engine(path.url("postgresql+psycopg"), **SERVER_POOL)
+        else:
+            self.engine = sqlalchemy.create_engine(f"sqlite:///{path}", poolclass=StaticPool)
         self._conn.install(self.engine)
         self.Session = sessionmaker(self.engine, class_=self.session_class(), expire_on_commit=False)
         self.session = None
@@ -447,6 +498,14 @@ class SyncOps(_SABase):
         if self._conn.dbapi is None:
             self.engine.raw_connection().close()  # connects (the connect listener keeps it)
         return self._conn.dbapi
+
+    def pragmas(self) -> dict[str, str]:
+        if not self.on_server:
+            return super().pragmas()
+        # through the engine, on its one pooled connection: closing the Connection rolls back the
+        # transaction psycopg began for the read (a read on the bare DB-API connection would leave it open)
+        with self.engine.connect() as c:
+            return normalize_settings(c.exec_driver_sql(SETTINGS_SQL).all())
 
     def _end_session(self) -> None:
         if self.session is not None:
@@ -563,6 +622,7 @@ class AsyncOps(_SABase, AiosqliteArm):
 
     packages = ("SQLAlchemy", "aiosqlite", "greenlet")
     driver = "aiosqlite"
+    server_driver = "asyncpg"
     is_async = True
 
     async def open(self, path: Path) -> None:
@@ -570,8 +630,11 @@ class AsyncOps(_SABase, AiosqliteArm):
 
         self.path = path
         self._setup_models()
-        self._conn = OneConnection(self.settings)
-        self.engine = create_async_engine(f"sqlite+aiosqlite:///{path}", poolclass=StaticPool)
+        self._conn = OneConnection(self.settings, server=is_server(path))
+        if is_server(path):
+            self.engine = create_async_engine(path.url("postgresql+asyncpg"), **SERVER_POOL)
+        else:
+            self.engine = create_async_engine(f"sqlite+aiosqlite:///{path}", poolclass=StaticPool)
         self._conn.install(self.engine.sync_engine)
         self.Session = async_sessionmaker(self.engine, class_=self.session_class(), expire_on_commit=False)
         self.session = None
@@ -605,6 +668,12 @@ class AsyncOps(_SABase, AiosqliteArm):
             async with self.engine.connect() as conn:
                 await conn.get_raw_connection()
         yield self._conn.dbapi.driver_connection
+
+    async def server_rows(self, sql: str) -> list[tuple[Any, ...]]:
+        """On PostgreSQL: ``sql``'s rows on the pool's one connection (``exec_driver_sql``); closing the
+        connection rolls back the transaction the read began."""
+        async with self.engine.connect() as c:
+            return [tuple(r) for r in (await c.exec_driver_sql(sql)).all()]
 
     async def before_restore(self) -> None:  # type: ignore[override]
         await self._end_session()

@@ -1,4 +1,5 @@
-"""SQLAlchemy ORM (2.x declarative), sync, on sqlite3 through the pysqlite dialect.
+"""SQLAlchemy ORM (2.x declarative), sync, on sqlite3 through the pysqlite dialect, or on PostgreSQL
+through ``postgresql+psycopg`` (psycopg 3).
 
 The models, engine set-up and op bodies are shared with the other
 SQLAlchemy-family arms in :mod:`bench_suites._sqlalchemy_common`.
@@ -15,3 +16,4 @@ class SQLAlchemyArm(SyncOps):
     packages = ("SQLAlchemy",)
     flavor = sa_flavor()
     deviations = DEVIATIONS
+    databases = ("sqlite", "postgresql")

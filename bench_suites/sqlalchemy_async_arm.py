@@ -1,4 +1,5 @@
-"""SQLAlchemy ORM (2.x declarative), asyncio: AsyncSession on aiosqlite.
+"""SQLAlchemy ORM (2.x declarative), asyncio: AsyncSession on aiosqlite, or on PostgreSQL through
+``postgresql+asyncpg``.
 
 The same op shapes as the sync arm, awaited (:mod:`bench_suites._sqlalchemy_common`).
 """
@@ -14,3 +15,4 @@ class SQLAlchemyAsyncArm(AsyncOps):
     packages = ("SQLAlchemy", "aiosqlite", "greenlet")
     flavor = sa_flavor()
     deviations = DEVIATIONS
+    databases = ("sqlite", "postgresql")

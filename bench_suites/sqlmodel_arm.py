@@ -1,4 +1,5 @@
-"""SQLModel (table models on SQLAlchemy), sync, on sqlite3 through the pysqlite dialect.
+"""SQLModel (table models on SQLAlchemy), sync, on sqlite3 through the pysqlite dialect, or on
+PostgreSQL through ``postgresql+psycopg`` (psycopg 3).
 
 Shares the engine set-up and op bodies with the SQLAlchemy arms
 (:mod:`bench_suites._sqlalchemy_common`); queries go through ``Session.exec``.
@@ -15,6 +16,7 @@ class SQLModelArm(SyncOps):
     packages = ("sqlmodel", "SQLAlchemy")
     flavor = sqlmodel_flavor()
     deviations = DEVIATIONS
+    databases = ("sqlite", "postgresql")
 
     @classmethod
     def session_class(cls) -> type:

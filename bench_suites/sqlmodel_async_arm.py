@@ -1,4 +1,4 @@
-"""SQLModel, asyncio: SQLModel's AsyncSession on aiosqlite.
+"""SQLModel, asyncio: SQLModel's AsyncSession on aiosqlite, or on PostgreSQL through ``postgresql+asyncpg``.
 
 The same op shapes as the sync arm, awaited (:mod:`bench_suites._sqlalchemy_common`);
 queries go through ``AsyncSession.exec``.
@@ -15,6 +15,7 @@ class SQLModelAsyncArm(AsyncOps):
     packages = ("sqlmodel", "SQLAlchemy", "aiosqlite", "greenlet")
     flavor = sqlmodel_flavor()
     deviations = DEVIATIONS
+    databases = ("sqlite", "postgresql")
 
     @classmethod
     def session_class(cls) -> type:

@@ -108,14 +108,30 @@ def normalize_settings(rows: Sequence[Sequence[Any]]) -> dict[str, str]:
     return {str(name): str(value).lower() for name, value in rows}
 
 
+def _idle(conn: Any) -> bool:
+    """Whether a DB-API connection is outside a transaction (psycopg 3 and psycopg2 both call that status 0)."""
+    info = getattr(conn, "info", None)
+    status = getattr(info, "transaction_status", None)
+    if status is None and hasattr(conn, "get_transaction_status"):
+        status = conn.get_transaction_status()
+    return status is not None and int(status) == 0
+
+
 def read_settings(conn: Any) -> dict[str, str]:
-    """The durability a live DB-API connection (psycopg, psycopg2) runs under."""
+    """The durability a live DB-API connection (psycopg, psycopg2) runs under.
+
+    A connection outside autocommit begins a transaction for the read; it is rolled back if the connection
+    was idle before, so the read leaves no transaction open (the next restore's TRUNCATE would wait for it).
+    """
+    was_idle = _idle(conn)
     cur = conn.cursor()
     try:
         cur.execute(SETTINGS_SQL)
         return normalize_settings(cur.fetchall())
     finally:
         cur.close()
+        if was_idle and not getattr(conn, "autocommit", True) and not _idle(conn):
+            conn.rollback()
 
 
 def _ident(name: str) -> str:
