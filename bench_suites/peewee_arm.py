@@ -1,10 +1,19 @@
-"""The peewee arm: peewee's Model API on ``SqliteDatabase`` (stdlib sqlite3).
+"""The peewee arm: peewee's Model API on ``SqliteDatabase`` (stdlib sqlite3) or ``PostgresqlDatabase`` (psycopg2).
 
 Models are built per arm instance on a deferred ``SqliteDatabase(None)``;
 ``open()`` points it at the file with the suite's pragmas. peewee sets no
 pragma of its own (it runs only those passed as ``pragmas=``), opens the
 sqlite3 connection with ``isolation_level=None`` and issues ``BEGIN``/``COMMIT``
 itself inside ``db.atomic()``; outside a transaction each statement autocommits.
+
+On PostgreSQL ``open()`` rebuilds the models on a deferred ``PostgresqlDatabase(None)``
+(peewee's PostgreSQL database class; its default adapter is psycopg2, psycopg 3 only with
+``prefer_psycopg3=True``) and points it at the server database. peewee opens the psycopg2
+connection in autocommit mode and issues ``BEGIN``/``COMMIT`` itself inside ``db.atomic()``,
+as on SQLite. Two field classes differ there: ``DoubleField`` for floats (peewee's
+``FloatField`` is ``REAL`` on PostgreSQL, 4 bytes) and ``playhouse.postgres_ext.BinaryJSONField``
+(``jsonb``) for JSON, whose default GIN index is turned off (the canonical schema indexes
+level, text and parent_id only).
 
 Test 2's many-to-many is an explicit through model (``JournalLink``) with two
 foreign keys to ``Journal``: peewee's ``ManyToManyField`` cannot point at its
@@ -18,11 +27,11 @@ documentation models a directed self-relation this way (its twitter example's
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import peewee as pw
+from playhouse.postgres_ext import BinaryJSONField
 from playhouse.sqlite_ext import JSONField
 
 from pytest_ormbench.arm_helpers import assign
@@ -35,6 +44,7 @@ from pytest_ormbench.contract import (
     ModelSpec,
     Settings,
 )
+from pytest_ormbench.databases import is_server
 from pytest_ormbench.sqlite_support import (
     SqliteArm,
     SqlTables,
@@ -57,6 +67,27 @@ _WIDE_FIELDS: dict[str, Any] = {
     "json": JSONField,
 }
 
+#: PostgreSQL: the field classes that differ from SQLite's (the other kinds map as they are)
+_PG_WIDE_FIELDS: dict[str, Any] = {
+    **_WIDE_FIELDS,
+    # FloatField is REAL (float4) on PostgreSQL; DoubleField is DOUBLE PRECISION (REAL on SQLite too)
+    "float": pw.DoubleField,
+    # jsonb; BinaryJSONField indexes itself (GIN) by default, the canonical schema does not index it
+    "json": lambda **kw: BinaryJSONField(index=False, **kw),
+}
+
+
+def _psycopg2_version() -> str:
+    """The psycopg2 that peewee's PostgresqlDatabase uses (its default adapter), without importing it."""
+    import importlib.metadata
+
+    for dist in ("psycopg2", "psycopg2-binary"):
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return "not installed"
+
 
 def _default_of(f: Field) -> Any:
     value = WIDE_DEFAULTS[f.kind]
@@ -67,14 +98,15 @@ def _default_of(f: Field) -> Any:
     return value
 
 
-def _wide_field(f: Field) -> pw.Field:
+def _wide_field(f: Field, kinds: Mapping[str, Any]) -> pw.Field:
     if f.has_default:
-        return _WIDE_FIELDS[f.kind](default=_default_of(f))
-    return _WIDE_FIELDS[f.kind](null=True)
+        return kinds[f.kind](default=_default_of(f))
+    return kinds[f.kind](null=True)
 
 
 def make_models(db: pw.Database, spec: ModelSpec) -> tuple[type[pw.Model], type[pw.Model] | None]:
-    """The peewee models for a canonical model: (Journal, JournalLink or None)."""
+    """The peewee models for a canonical model on ``db``: (Journal, JournalLink or None)."""
+    kinds = _PG_WIDE_FIELDS if isinstance(db, pw.PostgresqlDatabase) else _WIDE_FIELDS
     table = f"journal_{spec.name}"
     attrs: dict[str, Any] = {
         "id": pw.AutoField(),
@@ -88,7 +120,7 @@ def make_models(db: pw.Database, spec: ModelSpec) -> tuple[type[pw.Model], type[
             "self", null=True, backref="children", on_delete="SET NULL", index=True, column_name="parent_id"
         )
     for f in spec.wide_fields:
-        attrs[f.name] = _wide_field(f)
+        attrs[f.name] = _wide_field(f, kinds)
     attrs["Meta"] = type("Meta", (), {"database": db, "table_name": table})
     journal = type("Journal", (pw.Model,), attrs)
     if not spec.relations:
@@ -122,9 +154,12 @@ class PeeweeArm(SqliteArm):
     label = "peewee"
     driver = "sqlite3"
     packages = ("peewee",)
+    databases = ("sqlite", "postgresql")
     #: ``Model.bulk_create`` sets ids only if the database was made with
     #: ``returning_clause=True`` (not the default on SQLite); this arm keeps
-    #: the default, so the bulk-inserted objects keep ``id=None``.
+    #: the default, so the bulk-inserted objects keep ``id=None``. On PostgreSQL
+    #: ``returning_clause`` is peewee's default: the INSERT has ``RETURNING "id"``
+    #: and the objects get their ids (recorded as the fact ``bulk_ids_set``).
     bulk_sets_ids = False
     deviations = {
         "fk": (
@@ -139,37 +174,73 @@ class PeeweeArm(SqliteArm):
             "applied when the object is built, not SQL DEFAULT clauses, so every insert binds the 8 set-3 "
             "columns explicitly"
         ),
+        "postgresql:wide": (
+            "float is DoubleField (DOUBLE PRECISION: peewee's FloatField is REAL on PostgreSQL, 4 bytes); "
+            "decimal DecimalField(10, 2), NUMERIC(10,2); json playhouse.postgres_ext.BinaryJSONField, jsonb, with "
+            "its default GIN index turned off (the canonical schema does not index it); datetime TIMESTAMP; "
+            "defaults are peewee (Python-side) defaults, as on SQLite"
+        ),
+        "postgresql:insert_bulk": (
+            "bulk_create writes the whole batch in one INSERT (psycopg2 interpolates the values client-side, so "
+            "there is no bound-parameter limit to cut it at; on SQLite it is cut at SQLite's variable limit), "
+            "with RETURNING \"id\" (peewee's returning_clause on PostgreSQL), so the objects get their ids"
+        ),
     }
 
-    db: pw.SqliteDatabase
+    db: pw.SqliteDatabase | pw.PostgresqlDatabase
 
     def __init__(self, model: ModelSpec, settings: Settings) -> None:
         super().__init__(model, settings)
-        self.db = pw.SqliteDatabase(None)
-        self.Journal, self.Link = make_models(self.db, model)
+        self._bind(pw.SqliteDatabase(None))
+        #: SQLite's limit of bound variables per statement (the library's; open() reads the live connection's);
+        #: None on PostgreSQL (psycopg2 binds nothing on the server: no limit, one statement per batch)
+        self._max_vars: int | None = variable_limit()
+
+    def _bind(self, db: pw.SqliteDatabase | pw.PostgresqlDatabase) -> None:
+        """Build the models on ``db`` (a deferred database: the field classes depend on its kind)."""
+        self.db = db
+        self.Journal, self.Link = make_models(db, self.model)
         #: canonical field name -> peewee field, in the model's (= canonical) column order
         self._fields = {fld.column_name: fld for fld in self.Journal._meta.sorted_fields}
-        assert tuple(self._fields) == model.field_names, (tuple(self._fields), model.field_names)
+        assert tuple(self._fields) == self.model.field_names, (tuple(self._fields), self.model.field_names)
         # G: canonical dict keys (peewee keys by field name; alias where they differ)
         self._dict_cols = [
             fld.alias(name) if fld.name != name else fld for name, fld in self._fields.items()
         ]
-        #: SQLite's limit of bound variables per statement (the library's; open() reads the live connection's)
-        self._max_vars = variable_limit()
 
     # -- connection -----------------------------------------------------------
     def open(self, path: Path) -> None:
         self.path = path
+        if is_server(path):
+            if not isinstance(self.db, pw.PostgresqlDatabase):
+                self._bind(pw.PostgresqlDatabase(None))
+            # psycopg2 (peewee's default adapter); peewee sets autocommit and sends no statement on connect
+            params: dict[str, Any] = {"host": path.host, "port": path.port, "user": path.user}
+            if path.password is not None:
+                params["password"] = path.password
+            self.db.init(path.dbname, **params)
+            self.db.connect()
+            self._max_vars = None
+            return
+        if not isinstance(self.db, pw.SqliteDatabase):
+            self._bind(pw.SqliteDatabase(None))
         # peewee runs exactly these on every connection it opens, nothing else
         self.db.init(str(path), pragmas=pragma_pairs(self.settings))
         self.db.connect()
         self._max_vars = variable_limit(self.db.connection())
 
+    def _batches(self, rows: Sequence[Any], columns: int) -> Any:
+        """``rows`` in slices for multi-row INSERTs: SQLite's variable limit, or all at once on PostgreSQL."""
+        if self._max_vars is None:
+            return [rows]
+        return chunked(rows, columns, self._max_vars)
+
     def close(self) -> None:
         if not self.db.is_closed():
             self.db.close()
 
-    def raw_connection(self) -> sqlite3.Connection:
+    def raw_connection(self) -> Any:
+        """The live sqlite3 connection, or on PostgreSQL the live psycopg2 connection."""
         return self.db.connection()
 
     def tables(self) -> SqlTables:
@@ -182,15 +253,27 @@ class PeeweeArm(SqliteArm):
     def before_restore(self) -> None:
         # every op leaves its db.atomic() block before restore; end a stray transaction anyway
         conn = self.db.connection()
-        if conn.in_transaction:
+        if self.on_server:
+            import psycopg2.extensions
+
+            if conn.get_transaction_status() != psycopg2.extensions.TRANSACTION_STATUS_IDLE:
+                self.db.rollback()  # a raw ROLLBACK: the connection is in autocommit mode
+        elif conn.in_transaction:
             conn.rollback()
 
     def describe(self) -> dict[str, Any]:
+        # called on an unopened instance: the SQLite figures, and what the PostgreSQL branch uses
+        sqlite_vars = self._max_vars if self._max_vars is not None else variable_limit()
         return {
             **super().describe(),
-            "returning_clause": bool(self.db.returning_clause),
+            "returning_clause": bool(pw.SqliteDatabase.returning_clause),
             "json_field": f"{JSONField.__module__}.{JSONField.__name__}",
-            "bulk_rows_per_statement": rows_per_statement(self._max_vars, len(self._fields) - 1),
+            "bulk_rows_per_statement": rows_per_statement(sqlite_vars, len(self._fields) - 1),
+            "postgresql_driver": f"psycopg2 {_psycopg2_version()} (peewee PostgresqlDatabase's default adapter)",
+            "postgresql_returning_clause": bool(pw.PostgresqlDatabase.returning_clause),
+            "postgresql_json_field": f"{BinaryJSONField.__module__}.{BinaryJSONField.__name__} (jsonb, index=False)",
+            "postgresql_float_field": "peewee.DoubleField (DOUBLE PRECISION)",
+            "postgresql_bulk_rows_per_statement": "the whole batch",
         }
 
     # -- building states --------------------------------------------------------
@@ -200,7 +283,7 @@ class PeeweeArm(SqliteArm):
         J, fields = self.Journal, list(self._fields.values())
         attrs = [f.safe_name for f in fields]
         with self.db.atomic():
-            for batch in chunked(self.build(rows), len(fields), self._max_vars):
+            for batch in self._batches(self.build(rows), len(fields)):
                 J.insert_many([[getattr(o, a) for a in attrs] for o in batch], fields=fields).execute()
         if links:
             self.insert_links(links)
@@ -209,7 +292,7 @@ class PeeweeArm(SqliteArm):
         assert self.Link is not None
         L = self.Link
         with self.db.atomic():
-            for batch in chunked(links, 2, self._max_vars):
+            for batch in self._batches(links, 2):
                 L.insert_many(batch, fields=[L.from_journal, L.to_journal]).execute()
 
     def build(self, rows: Sequence[Mapping[str, Any]]) -> list[pw.Model]:
@@ -234,8 +317,9 @@ class PeeweeArm(SqliteArm):
 
     def insert_bulk(self, objs: list[pw.Model]) -> None:
         # bulk_create writes every field but the auto-increment id; the largest batch
-        # SQLite allows was the fastest (fewer, longer statements) in our measurements
-        rows = rows_per_statement(self._max_vars, len(self._fields) - 1)
+        # SQLite allows was the fastest (fewer, longer statements) in our measurements.
+        # PostgreSQL (psycopg2: no bound-parameter limit): the whole batch in one statement
+        rows = None if self._max_vars is None else rows_per_statement(self._max_vars, len(self._fields) - 1)
         with self.db.atomic():
             self.Journal.bulk_create(objs, batch_size=rows)
 

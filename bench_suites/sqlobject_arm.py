@@ -1,4 +1,4 @@
-"""The SQLObject arm (sync, sqlite3).
+"""The SQLObject arm (sync; sqlite3, or psycopg 3 on PostgreSQL).
 
 SQLObject is an active-record ORM: creating an object INSERTs its row (and
 reads it back), assigning an attribute UPDATEs its column. So ``build()`` can
@@ -12,6 +12,16 @@ it). SQLObject keeps one sqlite3 connection per thread; :class:`_OneConnection`
 applies the requested pragmas to it when SQLObject opens it and refuses to open
 a second one, so a hidden second connection fails loudly instead of skewing
 results. Transactions are ``hub.doInTransaction(func)``.
+
+On PostgreSQL the connection is SQLObject's :class:`PostgresConnection`, made from the URI
+``postgres://user@host:port/dbname?driver=psycopg`` (``connectionFromURI``): psycopg 3, the first
+driver SQLObject tries and its "first class" PostgreSQL driver since 3.13 (psycopg2 is the next in
+its default list). :class:`_OnePgConnection` holds it to one DB-API connection the same way; SQLObject
+puts the connection in autocommit mode, and a transaction switches autocommit off (the driver sends
+``BEGIN`` before the first statement), commits, and switches it back on. The models are a second set
+of classes (registry ``ormbench_sqlobject_pg``) because JSON is :class:`JsonbCol` (``jsonb``) there;
+every other column maps as on SQLite: ``FLOAT`` is double precision on PostgreSQL,
+``DECIMAL(10, 2)``, ``TIMESTAMP``, ``VARCHAR(255)``, ``TEXT``.
 
 Cache: SQLObject's per-connection object cache is left on (its default, how
 users run it). It is emptied on every restore, so no round reads objects that an
@@ -34,6 +44,7 @@ from sqlobject import (
     ForeignKey,
     IntCol,
     JSONCol,
+    JsonbCol,
     MultipleJoin,
     SmallIntCol,
     SQLObject,
@@ -41,6 +52,7 @@ from sqlobject import (
     StringCol,
 )
 from sqlobject.dbconnection import ConnectionHub
+from sqlobject.postgres.pgconnection import PostgresConnection
 from sqlobject.sqlbuilder import Select
 from sqlobject.sqlite.sqliteconnection import SQLiteConnection
 
@@ -53,9 +65,14 @@ from pytest_ormbench.contract import (
     ModelSpec,
     Settings,
 )
+from pytest_ormbench.databases import is_server
 from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, apply_pragmas, tables_for
 
 _REGISTRY = "ormbench_sqlobject"
+#: the PostgreSQL models' class registry (their JSON columns differ, the class names do not)
+_PG_REGISTRY = "ormbench_sqlobject_pg"
+#: SQLObject's PostgreSQL driver (its ``driver=`` URI parameter): psycopg 3, the first it tries by default
+PG_DRIVER = "psycopg"
 
 
 # --------------------------------------------------------------------------
@@ -66,14 +83,16 @@ _REGISTRY = "ormbench_sqlobject"
 class _Models:
     """The SQLObject classes of one canonical model and the hub they use."""
 
-    def __init__(self, model: ModelSpec) -> None:
+    def __init__(self, model: ModelSpec, server: bool = False) -> None:
+        registry = _PG_REGISTRY if server else _REGISTRY
+        cols = _PG_WIDE_COLS if server else _WIDE_COLS
         self.hub = ConnectionHub()
         self.table = f"journal_{model.name}"
         self.link_table = f"{self.table}_links" if model.relations else None
         cls_name = "Journal" + model.name.capitalize()
         attrs: dict[str, Any] = {
             "_connection": self.hub,
-            "sqlmeta": type("sqlmeta", (), {"table": self.table, "idName": "id", "registry": _REGISTRY}),
+            "sqlmeta": type("sqlmeta", (), {"table": self.table, "idName": "id", "registry": registry}),
             "timestamp": DateTimeCol(dbName="timestamp", notNone=True),
             "level": IntCol(dbName="level", notNone=True),
             "text": StringCol(dbName="text", length=TEXT_MAX, notNone=True),
@@ -94,13 +113,13 @@ class _Models:
                 otherColumn="to_id", createRelatedTable=False, addRemoveName="Link",
             )
         for f in model.wide_fields:
-            attrs[f.name] = _wide_col(f)
+            attrs[f.name] = _wide_col(f, cols)
         self.journal: type[SQLObject] = type(cls_name, (SQLObject,), attrs)
         self.link: type[SQLObject] | None = None
         if model.relations:
             self.link = type(cls_name + "Link", (SQLObject,), {
                 "_connection": self.hub,
-                "sqlmeta": type("sqlmeta", (), {"table": self.link_table, "idName": "id", "registry": _REGISTRY}),
+                "sqlmeta": type("sqlmeta", (), {"table": self.link_table, "idName": "id", "registry": registry}),
                 "source": ForeignKey(cls_name, dbName="from_id", notNone=True),
                 "target": ForeignKey(cls_name, dbName="to_id", notNone=True),
                 "source_index": DatabaseIndex("source"),
@@ -123,20 +142,24 @@ _WIDE_COLS = {
     "json": lambda **kw: JSONCol(**kw),
 }
 
+#: PostgreSQL: SQLObject's own jsonb column (JSONCol is TEXT); the rest as on SQLite
+_PG_WIDE_COLS = {**_WIDE_COLS, "json": lambda **kw: JsonbCol(**kw)}
 
-def _wide_col(f: Field) -> Any:
+
+def _wide_col(f: Field, cols: Mapping[str, Any]) -> Any:
     if f.has_default:
-        return _WIDE_COLS[f.kind](dbName=f.name, notNone=True, default=WIDE_DEFAULTS[f.kind])
-    return _WIDE_COLS[f.kind](dbName=f.name, default=None)
+        return cols[f.kind](dbName=f.name, notNone=True, default=WIDE_DEFAULTS[f.kind])
+    return cols[f.kind](dbName=f.name, default=None)
 
 
-_MODELS: dict[str, _Models] = {}
+_MODELS: dict[tuple[str, bool], _Models] = {}
 
 
-def _models(model: ModelSpec) -> _Models:
-    if model.name not in _MODELS:
-        _MODELS[model.name] = _Models(model)
-    return _MODELS[model.name]
+def _models(model: ModelSpec, server: bool = False) -> _Models:
+    key = (model.name, server)
+    if key not in _MODELS:
+        _MODELS[key] = _Models(model, server)
+    return _MODELS[key]
 
 
 # --------------------------------------------------------------------------
@@ -166,6 +189,44 @@ class _OneConnection(SQLiteConnection):
         return conn
 
 
+class _OnePgConnection(PostgresConnection):
+    """SQLObject's PostgreSQL connection, held to one DB-API connection (as :class:`_OneConnection`).
+
+    Made with ``connectionFromURI``; SQLObject's pool opens the driver connection lazily, in
+    autocommit mode. The durability is the server's: nothing to apply on the connection.
+    """
+
+    raw: Any = None
+
+    def makeConnection(self) -> Any:
+        if self.raw is not None:
+            raise RuntimeError("SQLObject tried to open a second PostgreSQL connection; the arm allows one")
+        conn = super().makeConnection()
+        self.raw = conn
+        return conn
+
+    def in_transaction(self) -> bool:
+        """Whether the driver connection is inside a transaction (psycopg 3 or psycopg2)."""
+        raw = self.raw
+        if raw is None:
+            return False
+        if self.driver == "psycopg":
+            return raw.info.transaction_status != self.module.pq.TransactionStatus.IDLE
+        return raw.get_transaction_status() != self.module.extensions.TRANSACTION_STATUS_IDLE
+
+
+def _pg_driver_version() -> str:
+    """The version of the driver the PostgreSQL branch uses (describe() runs on an unopened arm)."""
+    import importlib.metadata
+
+    for dist in (("psycopg",) if PG_DRIVER == "psycopg" else ("psycopg2", "psycopg2-binary")):
+        try:
+            return importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return "not installed"
+
+
 # --------------------------------------------------------------------------
 # The arm
 # --------------------------------------------------------------------------
@@ -176,6 +237,7 @@ class SQLObjectArm(SqliteArm):
     label = "SQLObject"
     driver = "sqlite3"
     packages = ("SQLObject",)
+    databases = ("sqlite", "postgresql")
     bulk_sets_ids = False
     unsupported = {
         "insert_bulk": "SQLObject has no bulk insert: objects are inserted one by one as they are created",
@@ -208,11 +270,19 @@ class SQLObjectArm(SqliteArm):
         "wide": "DecimalCol is DECIMAL(10, 2), NUMERIC affinity: SQLite stores the value as REAL and "
                 "SQLObject reads it back through str(float); JSONCol is TEXT; defaults are Python-side "
                 "(written in the INSERT), not DDL DEFAULTs",
+        "postgresql:wide": "JSON is JsonbCol (jsonb: SQLObject's PostgreSQL-only JSON column; JSONCol is TEXT), "
+                           "which writes None as the JSON value null, not SQL NULL (read back as None: set 4's "
+                           "JSON columns hold 'null'::jsonb where the other arms hold NULL); FloatCol is FLOAT "
+                           "(double precision), DecimalCol numeric(10,2) read back as Decimal, DateTimeCol "
+                           "TIMESTAMP; defaults are Python-side, as on SQLite",
+        "postgresql": "SQLObject renders values into the SQL text on PostgreSQL too (psycopg 3 sends the "
+                      "statements without bound parameters); its INSERT carries RETURNING id, then SELECTs the "
+                      "new row as on SQLite",
         "*": "SQLObject renders values into the SQL text (no bound parameters), so every statement "
              "with new values is new SQL to SQLite",
     }
 
-    so_conn: _OneConnection | None = None
+    so_conn: _OneConnection | _OnePgConnection | None = None
 
     def __init__(self, model: ModelSpec, settings: Settings) -> None:
         super().__init__(model, settings)
@@ -221,11 +291,16 @@ class SQLObjectArm(SqliteArm):
 
     # -- connection -----------------------------------------------------------
     def open(self, path: Path) -> None:
+        self.m = _models(self.model, server=is_server(path))
+        self.Journal = self.m.journal
         hub = self.m.hub
         if getattr(hub, "processConnection", None) is not None:
             raise RuntimeError(f"another SQLObject arm for {self.model.name!r} is still open in this process")
         self.path = path
-        self.so_conn = _OneConnection(str(path), self.settings)
+        if is_server(path):
+            self.so_conn = _OnePgConnection.connectionFromURI(f"{path.url('postgres')}?driver={PG_DRIVER}")
+        else:
+            self.so_conn = _OneConnection(str(path), self.settings)
         hub.processConnection = self.so_conn
         self.raw_connection()  # open it now, so pragmas are in force before anything else
 
@@ -241,7 +316,8 @@ class SQLObjectArm(SqliteArm):
         self.m.hub.processConnection = None
         self.so_conn = None
 
-    def raw_connection(self) -> sqlite3.Connection:
+    def raw_connection(self) -> Any:
+        """The one live sqlite3 connection, or on PostgreSQL the one psycopg connection."""
         assert self.so_conn is not None, "open() first"
         if self.so_conn.raw is None:
             # SQLObject's own way to the DB-API connection; it goes back to
@@ -261,7 +337,11 @@ class SQLObjectArm(SqliteArm):
     def before_restore(self) -> None:
         assert self.so_conn is not None
         raw = self.raw_connection()
-        if raw.in_transaction:
+        if isinstance(self.so_conn, _OnePgConnection):
+            open_tx = self.so_conn.in_transaction()  # the harness's TRUNCATE would wait for its locks
+        else:
+            open_tx = raw.in_transaction
+        if open_tx:
             raise RuntimeError("a transaction is still open before restore")
 
     def after_restore(self) -> None:
@@ -272,7 +352,9 @@ class SQLObjectArm(SqliteArm):
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "sqlobject_cache": "on (default), emptied on restore",
-                "cacheValues": self.Journal.sqlmeta.cacheValues, "lazyUpdate": self.Journal.sqlmeta.lazyUpdate}
+                "cacheValues": self.Journal.sqlmeta.cacheValues, "lazyUpdate": self.Journal.sqlmeta.lazyUpdate,
+                "postgresql_driver": f"{PG_DRIVER} {_pg_driver_version()} (postgres:// URI, driver={PG_DRIVER})",
+                "postgresql_json_col": "JsonbCol (jsonb)"}
 
     # -- objects --------------------------------------------------------------
     def _kwargs(self, row: Mapping[str, Any]) -> dict[str, Any]:
