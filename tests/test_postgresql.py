@@ -117,6 +117,7 @@ def test_a_restore_is_exact_and_resets_the_sequence(database, tmp_path: Path) ->
     database.finish_template(tmpl)
     dst = database.location(work, "w")
     database.copy(tmpl, dst)
+    assert database.column_types(dst) == {"j.id": "integer", "j.level": "integer", "j.doc": "jsonb"}
     with psycopg.connect(dst.conninfo(), autocommit=True) as conn:
         # the template's sequence was set past the ids the rows carry: the next insert gets 51
         assert conn.execute("INSERT INTO j (level) VALUES (1) RETURNING id").fetchone()[0] == 51

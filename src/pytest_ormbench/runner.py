@@ -319,6 +319,8 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
     cell.work_dir.mkdir(parents=True, exist_ok=True)
     db = database.location(cell.work_dir, f"{cell.arm}-{uuid.uuid4().hex[:8]}")
     database.copy(template, db)
+    # on a server: the column types the ORM created, recorded per cell (how each ORM maps JSON, decimals, ...)
+    column_types = database.column_types(db) if hasattr(database, "column_types") else None
     arm = arm_cls(model, cell.settings)
     drive(arm.open(db))
     results: list[RoundResult] = []
@@ -337,6 +339,8 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
             drive(arm.restore(template))
             mem = run_round(arm, plan, db, memory=True, database=database)
             results[-1].facts["memory_peak_bytes"] = mem.facts["memory_peak_bytes"]
+        if column_types and results:
+            results[-1].facts["column_types"] = column_types
     finally:
         drive(arm.close())
         database.remove(db)

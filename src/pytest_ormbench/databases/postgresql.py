@@ -355,8 +355,10 @@ class PostgresDatabase(Database):
     def column_types(self, location: ServerLocation) -> dict[str, str]:
         """``table.column`` -> the SQL type the arm's ORM created (recorded: how each ORM maps JSON and decimals)."""
         rows = self._conn(location).execute(
-            "SELECT table_name, column_name, data_type FROM information_schema.columns "
-            "WHERE table_schema = 'public' ORDER BY table_name, ordinal_position").fetchall()
+            "SELECT c.relname, a.attname, format_type(a.atttypid, a.atttypmod) FROM pg_attribute a "
+            "JOIN pg_class c ON c.oid = a.attrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'public' AND c.relkind = 'r' AND a.attnum > 0 AND NOT a.attisdropped "
+            "ORDER BY c.relname, a.attnum").fetchall()
         return {f"{t}.{c}": d for t, c, d in rows}
 
     # -- what the harness asks of every backend ------------------------------------------------------------
