@@ -118,6 +118,9 @@ DEVIATIONS: dict[str, str] = {
           "foreign_keys=ON, or PostgreSQL), not by the ORM loading and updating related rows",
     "update_whole": "the unit of work writes only the columns whose value changed (level and text), "
                     "not the whole row as a whole-object save in Django or peewee does",
+    "postgresql:insert_batch": "the one flush at commit sends the rows as one INSERT ... SELECT ... FROM (VALUES "
+                               "...) ORDER BY sentinel RETURNING id per 1,000 rows (SQLAlchemy's insertmanyvalues on "
+                               "PostgreSQL), not a statement per row as on SQLite and in the other arms",
 }
 
 COMMON_NOTES = {

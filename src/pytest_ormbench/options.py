@@ -66,8 +66,7 @@ OPTIONS: tuple[Option, ...] = (
            "plugin creates and drops only databases of its own there", metavar="URL"),
     Option("postgresql-settings", "", "PostgreSQL durability for every arm, changed from the server's durable "
            "defaults: comma-separated NAME=VALUE of synchronous_commit, fsync, full_page_writes, wal_sync_method "
-           "(applied to the throwaway server; on a URL server synchronous_commit is set per database and the "
-           "others must already hold)", metavar="NAME=VALUE,..."),
+           "(applied to the throwaway server; a URL server must already run with them)", metavar="NAME=VALUE,..."),
     Option("rtt", "", "a latency sweep on the server databases: comma-separated round-trip times in ms (e.g. "
            "0,1,5,25); each server cell runs once per RTT with the arm's connection through a loopback proxy that "
            "delays every chunk by RTT/2 each way (0 goes through the proxy too, to price it; 'direct' adds the "
@@ -174,6 +173,7 @@ def _rtts(value: str) -> tuple[float | None, ...]:
             ms = float(item)
         except ValueError:
             ms = -1.0
+        ms = round(ms, 3)  # ids show it with :g: three decimals round-trip
         if not (ms >= 0 and ms < 10_000):
             raise pytest.UsageError(f"--ormbench-rtt: expected round-trip times in ms (0 or more) or 'direct', "
                                     f"got {item!r}")
@@ -195,7 +195,8 @@ def _pg_settings(value: str) -> tuple[tuple[str, str], ...]:
         if name not in DURABILITY:
             raise pytest.UsageError(f"--ormbench-postgresql-settings: unknown setting {name!r}; valid: "
                                     + ", ".join(DURABILITY))
-        pairs[name] = setting
+        # PostgreSQL reports booleans as on/off: say them so, or the read-back would never match
+        pairs[name] = {"true": "on", "yes": "on", "1": "on", "false": "off", "no": "off", "0": "off"}.get(setting, setting)
     return tuple(sorted(pairs.items()))
 
 

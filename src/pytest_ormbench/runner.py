@@ -274,6 +274,9 @@ def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False, counters
     after = database.commits(db)
     commits = after - before if before is not None and after is not None else None
     handles = database.connections(db)
+    if hasattr(database, "open_transactions") and database.open_transactions(db):
+        raise VerificationError("the arm's connection is still inside a transaction after the op: a write in it "
+                                "would be neither committed nor counted")
     snap = arm.snapshot()
     database.settle(db, handles)
     if handles is not None and handles > 1:
@@ -314,6 +317,8 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
         raise Unsupported(reason)
     event_loop()
     database = database_for(arm_cls, cell.db)
+    if cell.db != "sqlite":
+        database.rtt_ms = cell.rtt_ms  # type: ignore[attr-defined]  # the proxy the arm's location points at
     template = ensure_template(arm_cls, plan.state, cell.settings, cell.templates_dir, cell.db)
     counters = counters_for(cell, database)  # before the arm connects: the trace goes on at connect time
     cell.work_dir.mkdir(parents=True, exist_ok=True)

@@ -132,23 +132,29 @@ class Scheduler:
     # -- workers --------------------------------------------------------------------------------------
     @staticmethod
     def unit(key: CellKey) -> str:
-        """What owns a long-lived worker and takes its turn in the interleaved order: an arm on one database."""
+        """What takes its turn in the interleaved order: an arm on one database (and RTT of a sweep)."""
         return key.arm if key.db == "sqlite" and key.rtt_ms is None else f"{key.arm}@{key.place}"
+
+    @staticmethod
+    def owner(key: CellKey) -> str:
+        """What owns a long-lived worker: an arm on one database (its cells of every RTT share it, as its
+        cells of every op do; each cell opens and closes its own connection)."""
+        return key.arm if key.db == "sqlite" else f"{key.arm}@{key.db}"
 
     def _env(self, base: dict[str, str], key: CellKey) -> dict[str, str]:
         """A worker's environment for a cell's database: the server it connects to, started on first need."""
         try:
-            extra = self.servers.env_for(key.db, key.rtt_ms)
+            extra = self.servers.env_for(key.db, self.run.rtts)
         except ServerProblem as exc:
             raise CellProblem("skipped", str(exc)) from None
         return {**base, **extra} if extra else base
 
     def _persistent(self, key: CellKey) -> Worker:
         """The arm's long-lived worker on the cell's database: builds starting states, runs warm cells."""
-        unit = self.unit(key)
-        w = self.workers.get(unit)
+        owner = self.owner(key)
+        w = self.workers.get(owner)
         if w is None or w.proc.poll() is not None:
-            w = self.workers[unit] = Worker(env=self._env(self.env, key), cwd=str(self.rootdir))
+            w = self.workers[owner] = Worker(env=self._env(self.env, key), cwd=str(self.rootdir))
         return w
 
     def _fresh(self, measuring: bool = False, key: CellKey | None = None) -> Worker:
@@ -191,8 +197,8 @@ class Scheduler:
         except WorkerCrashed as exc:
             if persistent:
                 for pool in (self.workers, self.counters):
-                    if pool.get(self.unit(key)) is worker:
-                        pool.pop(self.unit(key))
+                    if pool.get(self.owner(key)) is worker:
+                        pool.pop(self.owner(key))
             raise CellProblem("failed", f"worker crashed: {exc}") from None
         if reply.get("ok"):
             return reply
@@ -243,9 +249,9 @@ class Scheduler:
         """One untimed repetition with statements counted: warm in the arm's counting worker, cold in a fresh one."""
         if key.mode != "warm":
             return CellRecord.from_json(self._once(key, self._cell(key, 1, False, statements=True))["record"])
-        w = self.counters.get(self.unit(key))
+        w = self.counters.get(self.owner(key))
         if w is None or w.proc.poll() is not None:
-            w = self.counters[self.unit(key)] = Worker(env=self._env(self.env, key), cwd=str(self.rootdir))
+            w = self.counters[self.owner(key)] = Worker(env=self._env(self.env, key), cwd=str(self.rootdir))
         payload = {"cmd": "run", "cell": self._cell(key, 1, True, statements=True).to_json()}
         return CellRecord.from_json(self._ask(w, key, payload, persistent=True)["record"])
 

@@ -103,11 +103,23 @@ def measure(cell: "Cell") -> "CellRecord":
 
 
 def handle(request: dict[str, Any]) -> dict[str, Any]:
-    from .contract import Unsupported
-    from .runner import Cell, build_templates
-    from .verify import VerificationError
+    from .runner import Cell
 
     cell = Cell.from_json(request["cell"])
+    try:
+        return _handle(request, cell)
+    finally:
+        # between requests a worker holds no connection of the harness's (many idle workers, one server)
+        from .databases import DATABASES
+
+        DATABASES["postgresql"].close_connections()  # type: ignore[attr-defined]
+
+
+def _handle(request: dict[str, Any], cell: Any) -> dict[str, Any]:
+    from .contract import Unsupported
+    from .runner import build_templates
+    from .verify import VerificationError
+
     try:
         if request["cmd"] == "build":
             return {"ok": True, "template": build_templates(cell), "pid": os.getpid()}

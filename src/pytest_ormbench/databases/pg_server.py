@@ -47,9 +47,15 @@ BASE_SETTINGS: dict[str, str] = {
     "listen_addresses": "127.0.0.1",
     "shared_preload_libraries": "pg_stat_statements",
     "pg_stat_statements.track_utility": "on",
-    "max_connections": "100",
+    # workers of many arms each keep the harness's connections beside the arm's
+    "max_connections": "300",
+    # every cold round creates a database: keep the statement table from evicting entries mid-count
+    "pg_stat_statements.max": "20000",
     # the benchmark restores its tables every round: autovacuum would run at random moments inside measurements
     "autovacuum": "off",
+    # checkpoints only when the harness asks (after each copy and restore, untimed): none lands inside an op
+    "checkpoint_timeout": "1h",
+    "max_wal_size": "8GB",
 }
 #: sun_path is 108 bytes; the socket is <sock>/.s.PGSQL.<port>, so the directory must be well under it
 MAX_SOCKET_PATH = 100

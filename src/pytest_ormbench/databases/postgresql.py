@@ -34,7 +34,7 @@ from .base import Database
 
 #: the environment variable that carries the server's ServerInfo (JSON) from the parent to its workers
 SERVER_ENV = "ORMBENCH_POSTGRESQL_SERVER"
-#: where the arm connects instead of the server, when a latency proxy stands between them (JSON: host, port, rtt_ms)
+#: the run's latency proxies in front of the server (JSON: RTT in ms as ids show it -> {host, port})
 ARM_ADDRESS_ENV = "ORMBENCH_POSTGRESQL_ARM_ADDRESS"
 #: the schema in every template that keeps the starting state's rows for in-place restore
 RESTORE_SCHEMA = "ormbench_restore"
@@ -188,15 +188,20 @@ class PostgresDatabase(Database):
             self._info = ServerInfo.from_json(json.loads(raw))
         return self._info
 
+    #: the latency sweep's round-trip time of the cell this process runs now (None: the arm connects directly)
+    rtt_ms: float | None = None
+
     @property
     def arm_server(self) -> Any:
-        """The server as the arm reaches it: through the latency proxy in a sweep, else the server itself."""
-        raw = os.environ.get(ARM_ADDRESS_ENV)
-        if not raw:
+        """The server as the arm reaches it: through the latency proxy of the cell's RTT, else the server itself."""
+        if self.rtt_ms is None:
             return self.info
+        proxies = json.loads(os.environ.get(ARM_ADDRESS_ENV) or "{}")
+        address = proxies.get(f"{self.rtt_ms:g}")
+        if address is None:
+            raise ServerNotConfigured(f"no latency proxy for {self.rtt_ms:g} ms was handed to this process")
         import dataclasses
 
-        address = json.loads(raw)
         return dataclasses.replace(self.info, host=str(address["host"]), port=int(address["port"]))
 
     def _connect(self, dbname: str) -> Any:
@@ -231,7 +236,8 @@ class PostgresDatabase(Database):
         run = hashlib.sha1(str(Path(directory).parent).encode()).hexdigest()[:8]
         kind = "t" if Path(directory).name == "templates" else "w"
         digest = hashlib.sha1(stem.encode()).hexdigest()[:16]
-        return ServerLocation(f"ormbench_{run}_{kind}{digest}", self.arm_server)
+        # a starting state is built over the direct connection; only the measured rounds go through the proxy
+        return ServerLocation(f"ormbench_{run}_{kind}{digest}", self.arm_server if kind == "w" else self.info)
 
     @staticmethod
     def run_prefix(tmp: Path) -> str:
@@ -247,9 +253,26 @@ class PostgresDatabase(Database):
         self._forget(template.dbname)  # CREATE DATABASE ... TEMPLATE needs the template free of connections
         self._admin_conn().execute(f"CREATE DATABASE {_ident(dst.dbname)} TEMPLATE {_ident(template.dbname)}")
         self.current = dst
+        self.checkpoint()
+
+    def _forget_statements(self, dbname: str) -> None:
+        """Drop a database's entries from pg_stat_statements (its table would otherwise fill up and evict)."""
+        try:
+            self._admin_conn().execute(
+                "SELECT pg_stat_statements_reset(0, d.oid, 0) FROM pg_database d WHERE d.datname = %s", (dbname,))
+        except _psycopg().Error:  # no extension (a URL server): nothing to forget
+            pass
+
+    def checkpoint(self) -> None:
+        """Write every dirty page now, untimed: no checkpoint (and the same full-page writes) in every op."""
+        try:
+            self._admin_conn().execute("CHECKPOINT")
+        except _psycopg().Error:  # a role without pg_checkpoint on a URL server: the server checkpoints on its own
+            pass
 
     def remove(self, location: Any) -> None:
         self._forget(location.dbname)
+        self._forget_statements(location.dbname)
         self._admin_conn().execute(f"DROP DATABASE IF EXISTS {_ident(location.dbname)} WITH (FORCE)")
         if self.current is not None and self.current.dbname == location.dbname:
             self.current = None
@@ -271,6 +294,7 @@ class PostgresDatabase(Database):
             "SELECT datname FROM pg_database WHERE starts_with(datname, %s)", (prefix,)).fetchall()
         for (name,) in rows:
             self._forget(name)
+            self._forget_statements(name)
             self._admin_conn().execute(f"DROP DATABASE IF EXISTS {_ident(name)} WITH (FORCE)")
         return len(rows)
 
@@ -336,6 +360,7 @@ class PostgresDatabase(Database):
             raise RuntimeError(f"restore of {location.dbname}: the arm's connection holds a transaction open "
                                f"after its op (TRUNCATE waited {self.restore_lock_timeout} for its lock)") from None
         conn.execute("ANALYZE " + ", ".join(_ident(t) for t in tables) if tables else "SELECT 1")
+        self.checkpoint()
 
     def read_snapshot(self, location: ServerLocation, main: str, columns: Sequence[str], field_names: Sequence[str],
                       link: tuple[str, str, str] | None) -> Snapshot:
@@ -375,6 +400,15 @@ class PostgresDatabase(Database):
         row = self._admin_conn().execute("SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint").fetchone()
         return int(row[0])
 
+    def open_transactions(self, location: Any) -> int:
+        """The arm's connections on the database that are inside a transaction (none may be after an op:
+        a write transaction left open would be neither committed nor counted)."""
+        row = self._admin_conn().execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND backend_type = 'client backend' "
+            "AND application_name IS DISTINCT FROM %s AND (state LIKE 'idle in transaction%%' "
+            "OR backend_xid IS NOT NULL)", (location.dbname, HARNESS_APP)).fetchone()
+        return int(row[0])
+
     def connections(self, location: Any) -> int | None:
         row = self._admin_conn().execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND backend_type = 'client backend' "
@@ -406,7 +440,6 @@ class PostgresDatabase(Database):
         info = self.info
         out = {"postgresql_version": str(info.version),
                "server": "started for the run" if info.managed else "given by URL"}
-        raw = os.environ.get(ARM_ADDRESS_ENV)
-        if raw:
-            out["latency_proxy_rtt_ms"] = str(json.loads(raw)["rtt_ms"])
+        if self.rtt_ms is not None:
+            out["latency_proxy_rtt_ms"] = f"{self.rtt_ms:g}"
         return out

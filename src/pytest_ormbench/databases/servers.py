@@ -33,11 +33,12 @@ class Servers:
     _info: dict[str, Any] = field(default_factory=dict)
     _problems: dict[str, str] = field(default_factory=dict)
 
-    def env_for(self, db: str, rtt_ms: float | None = None) -> dict[str, str]:
+    def env_for(self, db: str, rtts: tuple[float | None, ...] = ()) -> dict[str, str]:
         """The environment variables a worker on ``db`` needs (none for the embedded side).
 
-        With ``rtt_ms`` the arm's connections go through a latency proxy (started on first need, one per
-        RTT, in a process of its own); the harness's own connections always go to the server directly.
+        With ``rtts`` (the run's latency sweep) every RTT gets a latency proxy in front of the server, in a
+        process of its own, and the worker a map of them: a cell's arm connects through the one of its RTT,
+        the harness always to the server directly.
         """
         if db == "sqlite":
             return {}
@@ -51,7 +52,8 @@ class Servers:
                 raise
         info = self._info[db]
         env = {SERVER_ENV: json.dumps(info.to_json())}
-        if rtt_ms is not None:
+        proxies = {}
+        for rtt_ms in (r for r in rtts if r is not None):
             proxy = self._proxies.get((db, rtt_ms))
             if proxy is None:
                 from .latency_proxy import ProxyError, start_proxy
@@ -60,7 +62,9 @@ class Servers:
                     proxy = self._proxies[(db, rtt_ms)] = start_proxy(info.host, info.port, rtt_ms)
                 except (ProxyError, OSError) as exc:
                     raise ServerProblem(f"the latency proxy for {rtt_ms:g} ms did not start: {exc}") from None
-            env[ARM_ADDRESS_ENV] = json.dumps({"host": proxy.host, "port": proxy.port, "rtt_ms": rtt_ms})
+            proxies[f"{rtt_ms:g}"] = {"host": proxy.host, "port": proxy.port}
+        if proxies:
+            env[ARM_ADDRESS_ENV] = json.dumps(proxies)
         return env
 
     def _start(self, db: str) -> Any:
