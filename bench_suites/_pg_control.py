@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from decimal import Decimal
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from pytest_ormbench.contract import WIDE_DEFAULTS, Field, ModelSpec
 from pytest_ormbench.sqlite_support import SqlTables, tables_for
@@ -48,19 +48,32 @@ class ControlSql:
         self.all = self.select + " ORDER BY id"
         rest = [n for n in names if n != "id"]
         self.rest = rest
-        self.insert = (f"INSERT INTO {t} ({', '.join(rest)}) VALUES ({', '.join(f'${i + 1}' for i in range(len(rest)))})"
-                       " RETURNING id")
-        self.insert_with_id = (f"INSERT INTO {t} ({self.cols}) "
-                               f"VALUES ({', '.join(f'${i + 1}' for i in range(len(names)))})")
-        self.insert_bulk = self.insert.removesuffix(" RETURNING id")
         self.update_whole = (f"UPDATE {t} SET {', '.join(f'{n} = ${i + 1}' for i, n in enumerate(rest))} "
                              f"WHERE id = ${len(rest) + 1}")
         self.update_level = f"UPDATE {t} SET level = $1 WHERE id = $2"
         self.delete = f"DELETE FROM {t} WHERE id = $1"
         self.insert_link = f"INSERT INTO {t}_links (from_id, to_id) VALUES ($1, $2)"
 
+        self._inserts: dict[tuple[Any, ...], str] = {}
+
     def tables(self) -> SqlTables:
         return tables_for(self.model, self.table)
+
+    def insert_for(self, obj: Mapping[str, Any], returning: bool = True, psycopg: bool = False) -> str:
+        """The INSERT for the columns this row gives (the wide model leaves sets 3 and 4 to the schema)."""
+        cols = tuple(k for k in obj if k != "id" or obj["id"] is not None)
+        key = (cols, returning, psycopg)
+        sql = self._inserts.get(key)
+        if sql is None:
+            marks = ", ".join(["%s"] * len(cols) if psycopg else [f"${i + 1}" for i in range(len(cols))])
+            sql = f"INSERT INTO {self.table} ({', '.join(cols)}) VALUES ({marks})" + (" RETURNING id" if returning else "")
+            self._inserts[key] = sql
+        return sql
+
+    @staticmethod
+    def values(obj: Mapping[str, Any]) -> list[Any]:
+        """The row's values in :meth:`insert_for`'s column order."""
+        return [v for k, v in obj.items() if k != "id" or v is not None]
 
     def ddl(self) -> list[str]:
         t = self.table
@@ -95,3 +108,18 @@ _PLACEHOLDER = re.compile(r"\$\d+")
 def for_psycopg(sql: str) -> str:
     """``$n`` placeholders as psycopg's ``%s`` (the statements hold no other ``%``)."""
     return _PLACEHOLDER.sub("%s", sql)
+
+
+class ControlRows:
+    """Rows in as dicts and out as tuples or records: the shapes both control arms hand the harness."""
+
+    model: ModelSpec
+
+    def build(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        return [dict(r) for r in rows]
+
+    def id_of(self, obj: Any) -> int | None:
+        return obj.get("id") if isinstance(obj, dict) else obj[0]
+
+    def fields_of(self, obj: Any) -> dict[str, Any]:
+        return dict(obj) if isinstance(obj, dict) else dict(zip(self.model.field_names, obj))

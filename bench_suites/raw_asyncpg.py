@@ -14,12 +14,12 @@ from typing import Any, Mapping, Sequence
 
 import asyncpg
 
-from bench_suites._pg_control import ControlSql
+from bench_suites._pg_control import ControlRows, ControlSql
 from pytest_ormbench.sqlite_support import AiosqliteArm as AsyncSqlArm
 from pytest_ormbench.sqlite_support import SqlTables
 
 
-class RawAsyncpgArm(AsyncSqlArm):
+class RawAsyncpgArm(ControlRows, AsyncSqlArm):
     name = "asyncpg"
     label = "raw asyncpg"
     driver = "asyncpg"
@@ -34,7 +34,6 @@ class RawAsyncpgArm(AsyncSqlArm):
     def __init__(self, model: Any, settings: Any) -> None:
         super().__init__(model, settings)
         self.sql = ControlSql(model)
-        self._inserts: dict[tuple[str, ...], str] = {}
 
     def tables(self) -> SqlTables:
         return self.sql.tables()
@@ -68,33 +67,15 @@ class RawAsyncpgArm(AsyncSqlArm):
         return {"asyncpg": asyncpg.__version__}
 
     # -- objects ----------------------------------------------------------------
-    def build(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        return [dict(r) for r in rows]
-
     async def load_all(self) -> list[dict[str, Any]]:  # type: ignore[override]
         names = self.model.field_names
         return [dict(zip(names, r)) for r in await self.conn.fetch(self.sql.all)]
 
-    def id_of(self, obj: Any) -> int | None:
-        return obj.get("id") if isinstance(obj, dict) else obj[0]
-
-    def fields_of(self, obj: Any) -> dict[str, Any]:
-        return dict(obj) if isinstance(obj, dict) else dict(zip(self.model.field_names, obj))
-
     def _insert_sql(self, obj: Mapping[str, Any], returning: bool = True) -> str:
-        """The INSERT for the columns this row gives (the wide model leaves sets 3 and 4 to the schema)."""
-        cols = tuple(k for k in obj if k != "id" or obj["id"] is not None)
-        key = (*cols, "+r" if returning else "")
-        sql = self._inserts.get(key)
-        if sql is None:
-            marks = ", ".join(f"${i + 1}" for i in range(len(cols)))
-            sql = f"INSERT INTO {self.sql.table} ({', '.join(cols)}) VALUES ({marks})" + (" RETURNING id" if returning else "")
-            self._inserts[key] = sql
-        return sql
+        return self.sql.insert_for(obj, returning)
 
-    @staticmethod
-    def _values(obj: Mapping[str, Any]) -> list[Any]:
-        return [v for k, v in obj.items() if k != "id" or v is not None]
+    def _values(self, obj: Mapping[str, Any]) -> list[Any]:
+        return self.sql.values(obj)
 
     # -- operations -----------------------------------------------------------
     async def insert_single(self, objs: list[dict[str, Any]]) -> None:  # type: ignore[override]

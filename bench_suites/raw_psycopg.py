@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 import psycopg
 from psycopg.types.json import Jsonb
 
-from bench_suites._pg_control import ControlSql, for_psycopg
+from bench_suites._pg_control import ControlRows, ControlSql, for_psycopg
 from pytest_ormbench.sqlite_support import SqliteArm as SqlArm
 from pytest_ormbench.sqlite_support import SqlTables
 
@@ -23,7 +23,7 @@ def _encode(value: Any) -> Any:
     return Jsonb(value) if isinstance(value, (dict, list)) else value
 
 
-class RawPsycopgArm(SqlArm):
+class RawPsycopgArm(ControlRows, SqlArm):
     name = "psycopg"
     label = "raw psycopg"
     driver = "psycopg"
@@ -38,7 +38,6 @@ class RawPsycopgArm(SqlArm):
     def __init__(self, model: Any, settings: Any) -> None:
         super().__init__(model, settings)
         self.sql = ControlSql(model)
-        self._inserts: dict[tuple[str, ...], str] = {}
 
     def tables(self) -> SqlTables:
         return self.sql.tables()
@@ -71,33 +70,15 @@ class RawPsycopgArm(SqlArm):
         return {"psycopg": psycopg.__version__, "libpq": psycopg.pq.version()}
 
     # -- objects ----------------------------------------------------------------
-    def build(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        return [dict(r) for r in rows]
-
     def load_all(self) -> list[dict[str, Any]]:
         names = self.model.field_names
         return [dict(zip(names, r)) for r in self.raw_connection().execute(self.sql.all)]
 
-    def id_of(self, obj: Any) -> int | None:
-        return obj.get("id") if isinstance(obj, dict) else obj[0]
-
-    def fields_of(self, obj: Any) -> dict[str, Any]:
-        return dict(obj) if isinstance(obj, dict) else dict(zip(self.model.field_names, obj))
-
     def _insert_sql(self, obj: Mapping[str, Any], returning: bool = True) -> str:
-        """The INSERT for the columns this row gives (the wide model leaves sets 3 and 4 to the schema)."""
-        cols = tuple(k for k in obj if k != "id" or obj["id"] is not None)
-        key = (*cols, "+r" if returning else "")
-        sql = self._inserts.get(key)
-        if sql is None:
-            sql = (f"INSERT INTO {self.sql.table} ({', '.join(cols)}) VALUES ({', '.join(['%s'] * len(cols))})"
-                   + (" RETURNING id" if returning else ""))
-            self._inserts[key] = sql
-        return sql
+        return self.sql.insert_for(obj, returning, psycopg=True)
 
-    @staticmethod
-    def _values(obj: Mapping[str, Any]) -> list[Any]:
-        return [_encode(v) for k, v in obj.items() if k != "id" or v is not None]
+    def _values(self, obj: Mapping[str, Any]) -> list[Any]:
+        return [_encode(v) for v in self.sql.values(obj)]
 
     # -- operations -----------------------------------------------------------
     def insert_single(self, objs: list[dict[str, Any]]) -> None:
