@@ -96,7 +96,7 @@ ON_POSTGRESQL = textwrap.dedent(
             types = db.column_types(wide)
             assert types["journal_wide.col_float_1"] == "double precision", types  # DoubleField, not REAL
             assert types["journal_wide.col_json_4"] == "jsonb", types
-            assert types["journal_wide.col_decimal_2"] == "numeric", types
+            assert types["journal_wide.col_decimal_2"] == "numeric(10,2)", types
             assert types["journal_wide.timestamp"] == "timestamp without time zone", types
             indexes = [d for (d,) in db._conn(wide).execute(
                 "SELECT indexdef FROM pg_indexes WHERE schemaname = 'public'")]

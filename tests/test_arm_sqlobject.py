@@ -117,7 +117,7 @@ ON_POSTGRESQL = textwrap.dedent(
             types = db.column_types(wide)
             assert types["journal_wide.col_json_1"] == "jsonb", types
             assert types["journal_wide.col_float_2"] == "double precision", types
-            assert types["journal_wide.col_decimal_1"] == "numeric", types
+            assert types["journal_wide.col_decimal_1"] == "numeric(10,2)", types
             got = db._conn(wide).execute("SELECT col_json_4 IS NULL, jsonb_typeof(col_json_4), col_text_4 IS NULL "
                                          "FROM journal_wide").fetchall()
             assert got == [(False, "null", True)] * 3, got

@@ -164,4 +164,4 @@ def test_on_postgresql_the_wide_types(pg_location) -> None:  # noqa: ANN001
         drive(arm.close())
     types = db.column_types(location)
     assert {types[f"journal_wide.col_{kind}_1"] for kind in ("float", "decimal", "json")} == {
-        "double precision", "numeric", "jsonb"}
+        "double precision", "numeric(10,2)", "jsonb"}
