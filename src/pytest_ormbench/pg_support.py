@@ -21,9 +21,8 @@ def _database(location: ServerLocation) -> Any:
     return DATABASES[location.db]
 
 
-def server_settings(conn: Any) -> dict[str, str]:
-    """The durability the arm's live DB-API connection (psycopg, psycopg2) runs under."""
-    return read_settings(conn)
+#: the durability the arm's live DB-API connection (psycopg, psycopg2) runs under
+server_settings = read_settings
 
 
 def server_restore(location: ServerLocation) -> None:

@@ -273,7 +273,7 @@ def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False, counters
     after = database.commits(db)
     commits = after - before if before is not None and after is not None else None
     handles = database.connections(db)
-    if hasattr(database, "open_transactions") and database.open_transactions(db):
+    if database.open_transactions(db):
         raise VerificationError("the arm's connection is still inside a transaction after the op: a write in it "
                                 "would be neither committed nor counted")
     snap = arm.snapshot()
@@ -324,7 +324,7 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
     db = database.location(cell.work_dir, f"{cell.arm}-{uuid.uuid4().hex[:8]}")
     database.copy(template, db)
     # on a server: the column types the ORM created, recorded per cell (how each ORM maps JSON, decimals, ...)
-    column_types = database.column_types(db) if hasattr(database, "column_types") else None
+    column_types = database.column_types(db)
     arm = arm_cls(model, cell.settings)
     drive(arm.open(db))
     results: list[RoundResult] = []

@@ -91,6 +91,14 @@ class Database(abc.ABC):
         """
         return f"{self.name}: counting statements is not implemented for this database"
 
+    def open_transactions(self, location: Path) -> int:
+        """The arm's connections still inside a transaction after the op (0: none, or cannot tell)."""
+        return 0
+
+    def column_types(self, location: Path) -> dict[str, str] | None:
+        """``table.column`` -> the type the ORM created, where the engine says (None: not recorded)."""
+        return None
+
     def settle(self, location: Path, arm_connections: int | None) -> None:
         """Called after the harness's own read-back: forget what that read-back left open."""
 
