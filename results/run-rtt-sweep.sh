@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Issue 19's latency sweep: Test 1, warm, default table, the arm's connection through the latency proxy at each
+# RTT (and direct), 5 interleaved rounds, one pytest run per arm (a finished arm's JSON is kept if a later one is
+# stopped). Frozen copy of the tree in $TREE; ARMS picks arms; OPS the ops (default A,C,D,F,I: B, J and K send
+# 10,000 or 300 statements per round, hours at 25 ms; D/E/G/H and I/J/K behave alike per statement);
+# RTTS the round-trip times (default direct,0,1,5,25); NAME the JSON stem ({arm} is replaced by the arm).
+set -u
+OUT=${OUT:-/work/main/results/2026-12-01-postgresql}
+TREE=${TREE:-/tmp/runtree16}
+PY=${PY:-/tmp/v313all/bin/python}
+NAME=${NAME:-"rtt-{arm}"}
+cd "$TREE"
+export PYTHONPATH="$TREE/src:$TREE"
+ALL="psycopg asyncpg django peewee sqlalchemy sqlalchemy_async sqlmodel sqlmodel_async sqlobject tortoise piccolo ormar"
+for arm in ${ARMS:-$ALL}; do
+  stem=${NAME//\{arm\}/$arm}
+  start=$(date +%s)
+  "$PY" -m pytest bench_suites -p no:cacheprovider -q --ormbench-arms=$arm --ormbench-control=off \
+    --ormbench-db=postgresql --ormbench-rtt=${RTTS:-direct,0,1,5,25} --ormbench-models=simple \
+    --ormbench-ops=${OPS:-A,C,D,F,I} --ormbench-mode=warm --ormbench-table=default --ormbench-rounds=${ROUNDS:-5} \
+    --benchmark-json=$OUT/$stem.json > $OUT/$stem.log 2>&1
+  echo "exit=$? wall_seconds=$(( $(date +%s) - start )) started=$(date -u -d @$start +%FT%TZ)" >> $OUT/$stem.log
+done
