@@ -74,7 +74,7 @@ from pytest_ormbench.contract import (
     Settings,
 )
 from pytest_ormbench.databases import is_server
-from pytest_ormbench.pg_support import SETTINGS_SQL, normalize_settings
+from pytest_ormbench.server_support import settings_from_rows, settings_sql
 from pytest_ormbench.sqlite_support import AiosqliteArm, SqliteArm, SqlTables, apply_pragmas, tables_for
 
 # --------------------------------------------------------------------------
@@ -508,7 +508,7 @@ class SyncOps(_SABase):
         # through the engine, on its one pooled connection: closing the Connection rolls back the
         # transaction psycopg began for the read (a read on the bare DB-API connection would leave it open)
         with self.engine.connect() as c:
-            return normalize_settings(c.exec_driver_sql(SETTINGS_SQL).all())
+            return settings_from_rows(self.path, c.exec_driver_sql(settings_sql(self.path)).all())
 
     def _end_session(self) -> None:
         if self.session is not None:

@@ -72,7 +72,7 @@ from pytest_ormbench.contract import (
     Unsupported,
 )
 from pytest_ormbench.databases import is_server
-from pytest_ormbench.pg_support import server_restore
+from pytest_ormbench.server_support import server_restore
 from pytest_ormbench.sqlite_support import (
     AiosqliteArm,
     SqlTables,
