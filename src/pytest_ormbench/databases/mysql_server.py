@@ -39,7 +39,8 @@ DURABILITY = ("innodb_flush_log_at_trx_commit", "sync_binlog", "log_bin", "innod
 READ_BACK = DURABILITY + ("innodb_flush_method", "innodb_stats_auto_recalc", "performance_schema",
                           "character_set_server", "collation_server", "query_cache_type", "innodb_buffer_pool_size")
 #: settings the keeper owns: changing them would break what ServerInfo says about the server
-RESERVED = frozenset({"port", "socket", "bind_address", "datadir", "pid_file", "log_error", "user", "skip_networking"})
+RESERVED = frozenset({"port", "socket", "bind_address", "datadir", "pid_file", "log_error", "user", "skip_networking",
+                      "tmpdir"})
 #: the option file's [mariadbd] settings before the caller's (the caller's come later and win)
 BASE_SETTINGS: dict[str, str] = {
     "bind-address": "127.0.0.1",
@@ -248,7 +249,14 @@ class _MariadbServer(ServerProcess):
 
     def _write_options(self, data: Path, sock: Path, port: int) -> Path:
         assert self.directory is not None
+        # the server's own temporary tables in a directory of its own, not the shared /tmp
+        tmp = self.directory / "tmp"
+        if not tmp.exists():
+            tmp.mkdir(mode=0o700)
+            if self.uid is not None:
+                os.chown(tmp, self.uid, self.gid if self.gid is not None else -1)
         merged = {**BASE_SETTINGS, "datadir": str(data), "socket": str(sock / _SOCKET), "port": str(port),
+                  "tmpdir": str(tmp),
                   "pid-file": str(sock / "mariadbd.pid"), "log-error": str(data / "mariadbd.err"), **self.settings}
         lines = ["# pytest-ormbench: a throwaway server (later lines win)", "[mariadbd]"]
         lines += [f"{k} = {v}" for k, v in merged.items()]
