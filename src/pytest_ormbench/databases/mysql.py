@@ -21,6 +21,7 @@ The harness talks to the server with PyMySQL; its own connections are left out o
 
 from __future__ import annotations
 
+import time
 from typing import Any, ClassVar, Sequence
 
 from ..contract import Settings, Snapshot
@@ -84,7 +85,16 @@ class _ServerStatements:
         self._before = self.database.statement_calls()
 
     def end(self) -> list[tuple[str, int]]:
+        # the server answers a statement before it adds it to the digest summary: wait until the arm's
+        # connections are idle, then until two reads agree
+        self.database.wait_idle()
         after = self.database.statement_calls()
+        for _ in range(50):
+            time.sleep(0.002)
+            again = self.database.statement_calls()
+            if again == after:
+                break
+            after = again
         before = self._before or {}
         return [(q, n - before.get(q, 0)) for q, n in after.items() if n > before.get(q, 0)]
 
@@ -328,6 +338,18 @@ class MysqlDatabase(ServerDatabase):
         rows = self._run("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = %s AND COMMAND <> 'Daemon' "
                          f"AND ID NOT IN {self._not_harness()}", (location.dbname,))
         return int(rows[0][0])
+
+    def wait_idle(self, timeout: float = 2.0) -> None:
+        """Until no connection of the arm's on the current work database is still running a statement."""
+        if self.current is None:
+            return
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            rows = self._run("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = %s AND COMMAND <> 'Sleep' "
+                             f"AND ID NOT IN {self._not_harness()}", (self.current.dbname,))
+            if not int(rows[0][0]):
+                return
+            time.sleep(0.001)
 
     def statement_calls(self) -> dict[str, int]:
         """Calls per statement digest in the current work database, from ``performance_schema``."""
