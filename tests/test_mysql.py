@@ -258,3 +258,17 @@ def test_every_arm_keeps_microseconds_doubles_and_decimals_on_mariadb(database, 
     assert types["timestamp"] == "datetime(6)", types
     assert {types[f"col_float_{i}"] for i in range(1, 5)} == {"double"}, types
     assert {types[f"col_decimal_{i}"] for i in range(1, 5)} == {"decimal(10,2)"}, types
+
+
+@needs_server
+def test_a_cell_through_the_latency_proxy_verifies_and_records_its_rtt(bench: pytest.Pytester, tmp_path: Path) -> None:
+    out = tmp_path / "rtt.json"
+    result = bench.runpytest("--ormbench-db=mysql", "--ormbench-arms=mysqlclient", "--ormbench-control=off",
+                             "--ormbench-models=simple", "--ormbench-ops=F", "--ormbench-mode=warm",
+                             "--ormbench-rtt=2", *TINY, f"--benchmark-json={out}")
+    result.assert_outcomes(passed=1)
+    info = json.loads(out.read_text())["benchmarks"][0]["extra_info"]
+    assert (info["db"], info["rtt_ms"], info["arm_info"]["latency_proxy_rtt_ms"]) == ("mysql", 2.0, "2")
+    assert info["arm_info"]["mysql_version"].startswith("10.")
+    # 10 gets, each at least one 2 ms round trip: the proxy really stood between the arm and the server
+    assert min(info["round_seconds"]) >= 10 * 0.002
