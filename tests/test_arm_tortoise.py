@@ -1,12 +1,13 @@
 """The Tortoise ORM arm: its
 Test 2 relations, the pragmas it undoes, and re-opening on another path after close();
-on PostgreSQL (where server binaries are here): the same relations, the column types, one connection."""
+on PostgreSQL and MariaDB (where server binaries are here): the same relations, the column types, one connection."""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -165,3 +166,102 @@ def test_on_postgresql_the_wide_types(pg_location) -> None:  # noqa: ANN001
     types = db.column_types(location)
     assert {types[f"journal_wide.col_{kind}_1"] for kind in ("float", "decimal", "json")} == {
         "double precision", "numeric(10,2)", "jsonb"}
+
+
+# -- MariaDB ----------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def mysql_server():  # noqa: ANN201
+    my = pytest.importorskip("pytest_ormbench.databases.mysql_server")
+    pytest.importorskip("pymysql")  # the harness's own connections
+    pytest.importorskip("asyncmy")  # Tortoise's MySQL client
+    if my.find_binaries() is None:
+        pytest.skip("no MariaDB server binaries here")
+    with my.start_server() as srv:
+        yield srv
+
+
+@pytest.fixture
+def mysql_location(mysql_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN001, ANN201
+    """An empty database on the module's MariaDB, through the harness's own backend (snapshot reads through it)."""
+    from pytest_ormbench.databases import DATABASES
+    from pytest_ormbench.databases.mysql import SERVER_ENV
+
+    monkeypatch.setenv(SERVER_ENV, json.dumps(mysql_server.info.to_json()))
+    db = DATABASES["mysql"]
+    db.close_connections()
+    monkeypatch.setattr(db, "_info", None)  # this module's server, not one an earlier test handed over
+    location = db.location(tmp_path / "work", "w")
+    db.create_empty(location)
+    yield db, location
+    db.drop_run(db.run_prefix(tmp_path))
+    db.close_connections()
+
+
+def test_on_mariadb_relations_types_and_one_connection(mysql_location, tmp_path: Path) -> None:  # noqa: ANN001
+    from bench_suites.tortoise_arm import TortoiseArm
+
+    # SQLite first in this process: the compiled writes Tortoise caches per (connection name, table) must not
+    # reach MariaDB with SQLite's placeholders (the arm names each database's connection apart)
+    lite = TortoiseArm(MODELS["fk"], Settings())
+    drive(lite.open(tmp_path / "first.db"))
+    try:
+        drive(lite.create_schema())
+        drive(lite.populate(_rows(2), [(2, 1)]))
+        drive(lite.update_partial(drive(lite.load_all()), [11, 12]))
+        drive(lite.delete(drive(lite.load_all())[:1]))
+    finally:
+        drive(lite.close())
+
+    db, location = mysql_location
+    arm = TortoiseArm(MODELS["fk"], Settings())
+    drive(arm.open(location))
+    try:
+        assert arm.on_server
+        assert db.connections(location) == 1  # the pool's one asyncmy connection, opened in open()
+        assert drive(arm.pragmas()) == db.expected_durability(Settings())
+        drive(arm.create_schema())
+        _check_relations(arm)
+        drive(arm.update_partial(drive(arm.load_all()), [11, 12, 13]))
+        assert {r["level"] for r in arm.snapshot().rows.values()} == {11, 12, 13}
+        assert db.connections(location) == 1
+        assert db.open_transactions(location) == 0  # autocommit: reads leave nothing open
+        types = db.column_types(location)
+        assert types["journal_fk.timestamp"] == "datetime(6)"  # microseconds kept
+        indexed = {(str(t), str(c)) for t, c in db._run(
+            "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.STATISTICS "
+            "WHERE TABLE_SCHEMA = %s AND SEQ_IN_INDEX = 1", (location.dbname,))}
+        assert {("journal_fk", "parent_id"), ("journal_fk_links", "from_id"), ("journal_fk_links", "to_id")} <= indexed
+    finally:
+        drive(arm.close())
+    # the server ends a closed connection's thread on its own time: wait for it (a few ms)
+    deadline = time.monotonic() + 5
+    while db.connections(location) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert db.connections(location) == 0
+
+
+def test_on_mariadb_the_wide_types_round_trip(mysql_location) -> None:  # noqa: ANN001
+    from decimal import Decimal
+
+    from bench_suites.tortoise_arm import TortoiseArm
+
+    db, location = mysql_location
+    arm = TortoiseArm(MODELS["wide"], Settings())
+    drive(arm.open(location))
+    try:
+        drive(arm.create_schema())
+        types = db.column_types(location)
+        assert {types[f"journal_wide.col_{kind}_1"] for kind in ("float", "decimal", "json")} == {
+            "double", "decimal(10,2)", "longtext (json)"}
+        spec = MODELS["wide"]
+        row = {f.name: (f.default if f.has_default else None) for f in spec.wide_fields}
+        # the values a lossy mapping would change: microseconds, a 64-bit float, 10 digits, nested JSON
+        row.update(timestamp=dt.datetime(2026, 1, 2, 3, 4, 5, 678901), level=10, text="x",
+                   col_float_1=0.1 + 0.2, col_decimal_1=Decimal("12345678.91"), col_json_1={"a": [1, 2.5, "é"]})
+        drive(arm.insert_batch(arm.build([row])))
+        got = arm.snapshot().rows[1]  # as stored: JSON is the text Tortoise wrote
+        decoded = {n: json.loads(v) if n.startswith("col_json") and v is not None else v for n, v in got.items()}
+        assert {name: decoded[name] for name in row} == row
+    finally:
+        drive(arm.close())

@@ -553,7 +553,8 @@ class ServerProcess:
             raise ServerUnavailable(f"cannot run {what}: {exc}") from None
         if out.returncode != 0:
             lines = [ln.strip() for ln in out.stdout.decode(errors="replace").splitlines() if ln.strip()]
-            raise ServerUnavailable(f"{what} failed (exit {out.returncode}): " + " | ".join(lines[-3:]))
+            errors = [ln for ln in lines if "error" in ln.lower() or "fatal" in ln.lower()]
+            raise ServerUnavailable(f"{what} failed (exit {out.returncode}): " + " | ".join((errors or lines)[-3:]))
 
     def spawn(self, cmd: list[str], log_path: Path) -> subprocess.Popen[bytes]:
         """Start the server program as the keeper's child, with the parent-death signal armed."""

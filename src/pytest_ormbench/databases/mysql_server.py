@@ -231,6 +231,22 @@ class _MariadbServer(ServerProcess):
         self.install_bin = Path(config["install"])
         self.client_bin = Path(config["client"])
 
+    def _tmp(self) -> Path:
+        """The server's own temporary directory (its on-disk temporary tables; TMPDIR of its programs), not the
+        shared /tmp, nor a TMPDIR of the caller's that the server's user cannot write."""
+        assert self.directory is not None
+        tmp = self.directory / "tmp"
+        if not tmp.exists():
+            tmp.mkdir(mode=0o700)
+            if self.uid is not None:
+                os.chown(tmp, self.uid, self.gid if self.gid is not None else -1)
+        return tmp
+
+    def child_args(self, drop_env_prefix: str = "") -> dict[str, Any]:
+        args = super().child_args(drop_env_prefix)
+        args["env"]["TMPDIR"] = str(self._tmp())
+        return args
+
     def launch(self, data: Path, sock: Path) -> ServerInfo:
         assert self.directory is not None
         self.run_tool("mariadb-install-db", [str(self.install_bin), "--no-defaults", f"--datadir={data}",
@@ -249,12 +265,7 @@ class _MariadbServer(ServerProcess):
 
     def _write_options(self, data: Path, sock: Path, port: int) -> Path:
         assert self.directory is not None
-        # the server's own temporary tables in a directory of its own, not the shared /tmp
-        tmp = self.directory / "tmp"
-        if not tmp.exists():
-            tmp.mkdir(mode=0o700)
-            if self.uid is not None:
-                os.chown(tmp, self.uid, self.gid if self.gid is not None else -1)
+        tmp = self._tmp()
         merged = {**BASE_SETTINGS, "datadir": str(data), "socket": str(sock / _SOCKET), "port": str(port),
                   "tmpdir": str(tmp),
                   "pid-file": str(sock / "mariadbd.pid"), "log-error": str(data / "mariadbd.err"), **self.settings}
