@@ -155,3 +155,31 @@ class ControlRows:
 
     def fields_of(self, obj: Any) -> dict[str, Any]:
         return dict(obj) if isinstance(obj, dict) else dict(zip(self.model.field_names, obj))
+
+
+def encode_json(value: Any) -> Any:
+    """MariaDB's JSON columns take text: dicts and lists go in as ``json.dumps``."""
+    return json.dumps(value) if isinstance(value, (dict, list)) else value
+
+
+class MysqlControl(ControlRows):
+    """What the two MariaDB control arms share: where they run, their SQL and how a row's values go in."""
+
+    databases = ("mysql",)
+    bulk_sets_ids = False
+    deviations = {"*": "control arm: hand-written SQL, rows in as dicts and out as tuples (no objects)"}
+
+    def __init__(self, model: ModelSpec, settings: Any) -> None:
+        super().__init__(model, settings)  # type: ignore[call-arg]
+        self.sql = ControlSql(model, "mysql")
+
+    def tables(self) -> SqlTables:
+        return self.sql.tables()
+
+    def _insert_sql(self, obj: Mapping[str, Any]) -> str:
+        """The INSERT for the row's columns, ``%s`` placeholders, no RETURNING (the id is ``lastrowid``)."""
+        return self.sql.insert_for(obj, False, psycopg=True)
+
+    def _values(self, obj: Mapping[str, Any]) -> list[Any]:
+        return [encode_json(v) for v in self.sql.values(obj)]
+

@@ -13,34 +13,26 @@ from typing import Any, Mapping, Sequence
 
 import asyncmy
 
-from bench_suites._control_sql import ControlRows, ControlSql, for_psycopg
-from bench_suites.raw_mysqlclient import encode
+from bench_suites._control_sql import MysqlControl, for_psycopg
+from bench_suites._control_sql import encode_json as encode
 from pytest_ormbench.sqlite_support import AiosqliteArm as AsyncSqlArm
-from pytest_ormbench.sqlite_support import SqlTables
 
 
-class RawAsyncmyArm(ControlRows, AsyncSqlArm):
+class RawAsyncmyArm(MysqlControl, AsyncSqlArm):
     name = "asyncmy"
     label = "raw asyncmy"
     driver = "asyncmy"
     packages = ("asyncmy",)
-    databases = ("mysql",)
     database_notes = {"sqlite": "the MariaDB async control arm (the sqlite3 arm is SQLite's)",
                       "postgresql": "the MariaDB async control arm (asyncpg is PostgreSQL's)"}
-    bulk_sets_ids = False
-    deviations = {"*": "control arm: hand-written SQL, rows in as dicts and out as tuples (no objects)"}
 
     conn: Any = None
 
     def __init__(self, model: Any, settings: Any) -> None:
         super().__init__(model, settings)
-        self.sql = ControlSql(model, "mysql")
         self._by_level = for_psycopg(self.sql.by_level)
         self._page = for_psycopg(self.sql.page)
         self._by_id = for_psycopg(self.sql.by_id)
-
-    def tables(self) -> SqlTables:
-        return self.sql.tables()
 
     # -- connection -----------------------------------------------------------
     async def open(self, path: Any) -> None:  # type: ignore[override]
@@ -89,12 +81,6 @@ class RawAsyncmyArm(ControlRows, AsyncSqlArm):
     async def load_all(self) -> list[dict[str, Any]]:  # type: ignore[override]
         names = self.model.field_names
         return [dict(zip(names, r)) for r in await self._rows(self.sql.all)]
-
-    def _insert_sql(self, obj: Mapping[str, Any]) -> str:
-        return self.sql.insert_for(obj, False, psycopg=True)
-
-    def _values(self, obj: Mapping[str, Any]) -> list[Any]:
-        return [encode(v) for v in self.sql.values(obj)]
 
     # -- operations -----------------------------------------------------------
     async def insert_single(self, objs: list[dict[str, Any]]) -> None:  # type: ignore[override]

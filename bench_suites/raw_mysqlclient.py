@@ -10,40 +10,24 @@ connection's ``insert_id()`` (MariaDB's ``LAST_INSERT_ID()``, carried in the OK 
 
 from __future__ import annotations
 
-import json
 from typing import Any, Mapping, Sequence
 
 import MySQLdb
 
-from bench_suites._control_sql import ControlRows, ControlSql, for_psycopg
+from bench_suites._control_sql import MysqlControl, for_psycopg
+from bench_suites._control_sql import encode_json as encode
 from pytest_ormbench.sqlite_support import SqliteArm as SqlArm
-from pytest_ormbench.sqlite_support import SqlTables
 
 
-def encode(value: Any) -> Any:
-    """JSON columns take text: dicts and lists go in as ``json.dumps``."""
-    return json.dumps(value) if isinstance(value, (dict, list)) else value
-
-
-class RawMysqlclientArm(ControlRows, SqlArm):
+class RawMysqlclientArm(MysqlControl, SqlArm):
     name = "mysqlclient"
     label = "raw mysqlclient"
     driver = "mysqlclient"
     packages = ("MySQLdb",)
-    databases = ("mysql",)
     database_notes = {"sqlite": "the MariaDB control arm (the sqlite3 arm is SQLite's)",
                       "postgresql": "the MariaDB control arm (psycopg is PostgreSQL's)"}
-    bulk_sets_ids = False
-    deviations = {"*": "control arm: hand-written SQL, rows in as dicts and out as tuples (no objects)"}
 
     conn: Any = None
-
-    def __init__(self, model: Any, settings: Any) -> None:
-        super().__init__(model, settings)
-        self.sql = ControlSql(model, "mysql")
-
-    def tables(self) -> SqlTables:
-        return self.sql.tables()
 
     # -- connection -----------------------------------------------------------
     def open(self, path: Any) -> None:
@@ -82,12 +66,6 @@ class RawMysqlclientArm(ControlRows, SqlArm):
         with self.raw_connection().cursor() as cur:
             cur.execute(self.sql.all)
             return [dict(zip(names, r)) for r in cur.fetchall()]
-
-    def _insert_sql(self, obj: Mapping[str, Any]) -> str:
-        return self.sql.insert_for(obj, False, psycopg=True)
-
-    def _values(self, obj: Mapping[str, Any]) -> list[Any]:
-        return [encode(v) for v in self.sql.values(obj)]
 
     def _select(self, cur: Any, sql: str, args: Sequence[Any]) -> list[tuple]:
         cur.execute(sql, args)

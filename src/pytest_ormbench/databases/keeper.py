@@ -567,6 +567,24 @@ class ServerProcess:
                 raise ServerUnavailable(f"cannot run {Path(cmd[0]).name}: {exc}") from None
         return self.server
 
+    def wait_ready(self, proc: subprocess.Popen[bytes], ready: Callable[[], bool], what: str,
+                   tail: Callable[[], str]) -> None:
+        """Poll until ``ready()``; a server that exits first, or is not ready by the deadline, is one line with
+        the end of its log (``tail()``)."""
+        while True:
+            rc = proc.poll()
+            if rc is not None:
+                self.server = None
+                said = tail()
+                raise ServerUnavailable(f"{what} failed to start (exit {rc})" + (f": {said}" if said else ""))
+            if ready():
+                return
+            if time.monotonic() > self.deadline:
+                said = tail()
+                raise ServerUnavailable(f"{what} did not accept connections within {self.timeout:g} s"
+                                        + (f": {said}" if said else ""))
+            time.sleep(0.02)
+
     def stop(self) -> None:
         """Each of :attr:`stop_signals` in turn until the server is gone; then remove everything."""
         proc = self.server

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Sequence
 
 from ..contract import Settings, Snapshot
 from ..instruments.statements import StatementCounter
-from .server_db import ServerDatabase, ServerLocation, ServerNotConfigured
+from .server_db import ServerDatabase, ServerLocation, ServerNotConfigured, ServerStatements
 
 SERVER_ENV = "ORMBENCH_MYSQL_SERVER"
 ARM_ADDRESS_ENV = "ORMBENCH_MYSQL_ARM_ADDRESS"
@@ -72,31 +72,6 @@ def _pymysql() -> Any:
     except ImportError:  # pragma: no cover - the mysql extra installs it
         raise ServerNotConfigured("MariaDB needs PyMySQL for the harness: pip install 'pytest-ormbench[mysql]'")
     return pymysql
-
-
-class _ServerStatements:
-    """Statements of the process's current work database, read from the digest summary around the op."""
-
-    def __init__(self, database: MysqlDatabase) -> None:
-        self.database = database
-        self._before: dict[str, int] | None = None
-
-    def begin(self) -> None:
-        self._before = self.database.statement_calls()
-
-    def end(self) -> list[tuple[str, int]]:
-        # the server answers a statement before it adds it to the digest summary: wait until the arm's
-        # connections are idle, then until two reads agree
-        self.database.wait_idle()
-        after = self.database.statement_calls()
-        for _ in range(50):
-            time.sleep(0.002)
-            again = self.database.statement_calls()
-            if again == after:
-                break
-            after = again
-        before = self._before or {}
-        return [(q, n - before.get(q, 0)) for q, n in after.items() if n > before.get(q, 0)]
 
 
 class MysqlDatabase(ServerDatabase):
@@ -339,6 +314,19 @@ class MysqlDatabase(ServerDatabase):
                          f"AND ID NOT IN {self._not_harness()}", (location.dbname,))
         return int(rows[0][0])
 
+    def settled_statement_calls(self) -> dict[str, int]:
+        """The server answers a statement before it adds it to the digest summary: wait until the arm's
+        connections are idle, then until two reads agree."""
+        self.wait_idle()
+        calls = self.statement_calls()
+        for _ in range(50):
+            time.sleep(0.002)
+            again = self.statement_calls()
+            if again == calls:
+                break
+            calls = again
+        return calls
+
     def wait_idle(self, timeout: float = 2.0) -> None:
         """Until no connection of the arm's on the current work database is still running a statement."""
         if self.current is None:
@@ -367,5 +355,5 @@ class MysqlDatabase(ServerDatabase):
         if not rows or not int(rows[0][0]):
             return ("mysql: the server runs without performance_schema (the run's own server turns it on; on a "
                     "server given by URL: performance_schema=ON in its options)")
-        counter.add_source(_ServerStatements(self))
+        counter.add_source(ServerStatements(self))
         return None

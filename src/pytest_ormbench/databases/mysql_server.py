@@ -20,7 +20,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import unquote, urlsplit
@@ -281,19 +280,9 @@ class _MariadbServer(ServerProcess):
         options = self._write_options(data, sock, port)
         server = self.spawn([str(self.server_bin), f"--defaults-file={options}"], self.directory / "mariadbd.out")
         log_path = data / "mariadbd.err"
-        while True:
-            rc = server.poll()
-            if rc is not None:
-                self.server = None
-                tail = _log_tail(log_path) or _log_tail(self.directory / "mariadbd.out")
-                raise ServerUnavailable(f"mariadbd failed to start (exit {rc})" + (f": {tail}" if tail else ""))
-            if _greets(port):
-                return
-            if time.monotonic() > self.deadline:
-                tail = _log_tail(log_path)
-                raise ServerUnavailable(f"mariadbd did not accept connections within {self.timeout:g} s"
-                                        + (f": {tail}" if tail else ""))
-            time.sleep(0.02)
+        out_path = self.directory / "mariadbd.out"
+        self.wait_ready(server, lambda: bool(_greets(port)), "mariadbd",
+                        lambda: _log_tail(log_path) or _log_tail(out_path))
 
     def _read_back(self, sock: Path) -> tuple[str, dict[str, str]]:
         """The version and :data:`READ_BACK`, through the ``mariadb`` client over the socket."""

@@ -242,24 +242,16 @@ class _PgServer(ServerProcess):
         log_path = self.directory / f"postgres-{port}.log"
         postmaster = self.spawn([str(self.bindir / "postgres"), "-D", str(data), "-p", str(port)], log_path)
         pidfile = data / "postmaster.pid"
-        while True:
-            rc = postmaster.poll()
-            if rc is not None:
-                self.server = None
-                tail = _log_tail(log_path)
-                raise ServerUnavailable(f"postgres failed to start (exit {rc})" + (f": {tail}" if tail else ""))
+
+        def ready() -> bool:
             try:
                 lines = pidfile.read_text().splitlines()
             except OSError:
-                lines = []
+                return False
             # line 8 of postmaster.pid is the postmaster's status; "ready" once it accepts connections
-            if len(lines) >= 8 and lines[0].strip() == str(postmaster.pid) and lines[7].strip() == "ready":
-                return
-            if time.monotonic() > self.deadline:
-                tail = _log_tail(log_path)
-                raise ServerUnavailable(f"postgres did not accept connections within {self.timeout:g} s"
-                                        + (f": {tail}" if tail else ""))
-            time.sleep(0.02)
+            return len(lines) >= 8 and lines[0].strip() == str(postmaster.pid) and lines[7].strip() == "ready"
+
+        self.wait_ready(postmaster, ready, "postgres", lambda: _log_tail(log_path))
 
     def _prepare(self, port: int, sock: Path) -> tuple[str, dict[str, str]]:
         """Create pg_stat_statements in the maintenance database and read back what the server runs with."""

@@ -25,7 +25,7 @@ from typing import Any, ClassVar, Sequence
 
 from ..contract import Settings, Snapshot
 from ..instruments.statements import StatementCounter
-from .server_db import ServerDatabase, ServerLocation, ServerNotConfigured  # noqa: F401 - re-exported
+from .server_db import ServerDatabase, ServerLocation, ServerNotConfigured, ServerStatements  # noqa: F401
 
 #: the environment variable that carries the server's ServerInfo (JSON) from the parent to its workers
 SERVER_ENV = "ORMBENCH_POSTGRESQL_SERVER"
@@ -94,22 +94,6 @@ def _psycopg() -> Any:
     except ImportError:  # pragma: no cover - the postgresql extra installs it
         raise ServerNotConfigured("PostgreSQL needs psycopg 3 for the harness: pip install 'pytest-ormbench[postgresql]'")
     return psycopg
-
-
-class _ServerStatements:
-    """Statements of the process's current work database, read from ``pg_stat_statements`` around the op."""
-
-    def __init__(self, database: PostgresDatabase) -> None:
-        self.database = database
-        self._before: dict[str, int] | None = None
-
-    def begin(self) -> None:
-        self._before = self.database.statement_calls()
-
-    def end(self) -> list[tuple[str, int]]:
-        after = self.database.statement_calls()
-        before = self._before or {}
-        return [(q, n - before.get(q, 0)) for q, n in after.items() if n > before.get(q, 0)]
 
 
 class PostgresDatabase(ServerDatabase):
@@ -324,5 +308,5 @@ class PostgresDatabase(ServerDatabase):
         if row is None:
             return ("postgresql: the server has no pg_stat_statements extension (the run's own server loads it; "
                     "on a server given by URL: shared_preload_libraries and CREATE EXTENSION pg_stat_statements)")
-        counter.add_source(_ServerStatements(self))
+        counter.add_source(ServerStatements(self))
         return None

@@ -71,6 +71,25 @@ class ServerLocation:
         return f"{self.db}://{self.host}:{self.port}/{self.dbname}"
 
 
+class ServerStatements:
+    """Statements of the process's current work database, read from the server's statistics around the op.
+
+    The counter's source (``StatementCounter.add_source``): the calls per statement text before and after.
+    """
+
+    def __init__(self, database: "ServerDatabase") -> None:
+        self.database = database
+        self._before: dict[str, int] | None = None
+
+    def begin(self) -> None:
+        self._before = self.database.statement_calls()
+
+    def end(self) -> list[tuple[str, int]]:
+        after = self.database.settled_statement_calls()
+        before = self._before or {}
+        return [(q, n - before.get(q, 0)) for q, n in after.items() if n > before.get(q, 0)]
+
+
 class ServerDatabase(Database):
     """A backend on one server: the server from the parent, databases named after the run, cached connections."""
 
@@ -160,6 +179,16 @@ class ServerDatabase(Database):
         if self._admin is not None and not self._closed(self._admin):
             self._admin.close()
         self._admin = None
+
+    # -- statements -------------------------------------------------------------------------------------
+    def statement_calls(self) -> dict[str, int]:
+        """Calls per statement text in the current work database, from the server's statistics."""
+        raise NotImplementedError
+
+    def settled_statement_calls(self) -> dict[str, int]:
+        """:meth:`statement_calls` once the op's last statement is in them (an engine whose statistics lag
+        its answers waits here)."""
+        return self.statement_calls()
 
     # -- locations --------------------------------------------------------------------------------------
     def location(self, directory: Path, stem: str) -> ServerLocation:  # type: ignore[override]
