@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import server_helpers
+
 pytest.importorskip("ormar")
 pytest.importorskip("aiosqlite")
 
@@ -51,27 +53,10 @@ def test_relations_are_real_and_directed(tmp_path: Path) -> None:
 # -- PostgreSQL ------------------------------------------------------------------------------------
 
 @pytest.fixture
-def pg_location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+def pg_location(tmp_path: Path):  # noqa: ANN201
     """An empty database on a throwaway server (skipped where there are no server binaries or no asyncpg)."""
-    pytest.importorskip("asyncpg")
-    pytest.importorskip("psycopg")
-    pg_server = pytest.importorskip("pytest_ormbench.databases.pg_server")
-    if pg_server.find_binaries() is None:
-        pytest.skip("no PostgreSQL server binaries here")
-    import json
-
-    from pytest_ormbench.databases.postgresql import SERVER_ENV, PostgresDatabase
-
-    with pg_server.start_server() as srv:
-        monkeypatch.setenv(SERVER_ENV, json.dumps(srv.info.to_json()))
-        database = PostgresDatabase()
-        loc = database.location(tmp_path / "work", "w")
-        database.create_empty(loc)
-        try:
-            yield database, loc
-        finally:
-            database.drop_run(PostgresDatabase.run_prefix(tmp_path))
-            database.close_connections()
+    with server_helpers.empty_database("postgresql", tmp_path, "asyncpg") as found:
+        yield found
 
 
 def test_on_postgresql_relations_types_durability_and_one_connection(pg_location) -> None:  # noqa: ANN001
@@ -134,27 +119,10 @@ def test_describe_names_the_postgresql_driver() -> None:
 # -- MariaDB ---------------------------------------------------------------------------------------
 
 @pytest.fixture
-def mysql_location(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+def mysql_location(tmp_path: Path):  # noqa: ANN201
     """An empty database on a throwaway MariaDB (skipped where there are no server binaries or no aiomysql)."""
-    pytest.importorskip("aiomysql")
-    pytest.importorskip("pymysql")  # the harness's own connections
-    mysql_server = pytest.importorskip("pytest_ormbench.databases.mysql_server")
-    if mysql_server.find_binaries() is None:
-        pytest.skip("no MariaDB server binaries here")
-    import json
-
-    from pytest_ormbench.databases.mysql import SERVER_ENV, MysqlDatabase
-
-    with mysql_server.start_server() as srv:
-        monkeypatch.setenv(SERVER_ENV, json.dumps(srv.info.to_json()))
-        database = MysqlDatabase()
-        loc = database.location(tmp_path / "work", "w")
-        database.create_empty(loc)
-        try:
-            yield database, loc
-        finally:
-            database.drop_run(MysqlDatabase.run_prefix(tmp_path))
-            database.close_connections()
+    with server_helpers.empty_database("mysql", tmp_path, "aiomysql") as found:
+        yield found
 
 
 def test_on_mariadb_relations_exact_types_durability_and_one_connection(mysql_location) -> None:  # noqa: ANN001

@@ -7,10 +7,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
-import time
 from pathlib import Path
 
 import pytest
+
+import server_helpers
 
 pytest.importorskip("tortoise")
 pytest.importorskip("aiosqlite")
@@ -85,41 +86,10 @@ def test_pragmas_read_back_and_reopen(tmp_path: Path, journal: str) -> None:
         assert set(arm.snapshot().rows) == {1}
 
 
-# -- PostgreSQL -------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def pg_server():  # noqa: ANN201
-    pg = pytest.importorskip("pytest_ormbench.databases.pg_server")
-    pytest.importorskip("psycopg")
-    pytest.importorskip("asyncpg")
-    if pg.find_binaries() is None:
-        pytest.skip("no PostgreSQL server binaries here")
-    with pg.start_server() as srv:
-        yield srv
-
-
-@pytest.fixture
-def pg_location(pg_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN001, ANN201
-    """An empty database on the module's server, through the harness's own backend (snapshot reads through it)."""
-    from pytest_ormbench.databases import DATABASES
-    from pytest_ormbench.databases.postgresql import SERVER_ENV
-
-    monkeypatch.setenv(SERVER_ENV, json.dumps(pg_server.info.to_json()))
-    db = DATABASES["postgresql"]
-    db.close_connections()
-    monkeypatch.setattr(db, "_info", None)  # this module's server, not one an earlier test handed over
-    location = db.location(tmp_path / "work", "w")
-    db.create_empty(location)
-    yield db, location
-    db.drop_run(db.run_prefix(tmp_path))
-    db.close_connections()
-
-
-def test_on_postgresql_relations_types_and_one_connection(pg_location, tmp_path: Path) -> None:  # noqa: ANN001
+def _writes_on_sqlite_first(tmp_path: Path) -> None:
+    """Every kind of write on SQLite, in this process: what Tortoise compiles for it must not reach a server."""
     from bench_suites.tortoise_arm import TortoiseArm
 
-    # First on SQLite in this process: Tortoise caches compiled writes per (connection name, table), never
-    # per dialect, so PostgreSQL must not be handed SQLite's statements (the arm names the connections apart).
     lite = TortoiseArm(MODELS["fk"], Settings())
     drive(lite.open(tmp_path / "first.db"))
     try:
@@ -129,6 +99,29 @@ def test_on_postgresql_relations_types_and_one_connection(pg_location, tmp_path:
         drive(lite.delete(drive(lite.load_all())[:1]))
     finally:
         drive(lite.close())
+
+
+# -- PostgreSQL -------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def pg_server():  # noqa: ANN201
+    with server_helpers.started("postgresql", "asyncpg") as srv:
+        yield srv
+
+
+@pytest.fixture
+def pg_location(pg_server, tmp_path: Path):  # noqa: ANN001, ANN201
+    """An empty database on the module's server, through the harness's own backend (snapshot reads through it)."""
+    with server_helpers.empty_database("postgresql", tmp_path, server=pg_server, shared=True) as found:
+        yield found
+
+
+def test_on_postgresql_relations_types_and_one_connection(pg_location, tmp_path: Path) -> None:  # noqa: ANN001
+    from bench_suites.tortoise_arm import TortoiseArm
+
+    # First on SQLite in this process: Tortoise caches compiled writes per (connection name, table), never
+    # per dialect, so PostgreSQL must not be handed SQLite's statements (the arm names the connections apart).
+    _writes_on_sqlite_first(tmp_path)
 
     db, location = pg_location
     arm = TortoiseArm(MODELS["fk"], Settings())
@@ -172,30 +165,15 @@ def test_on_postgresql_the_wide_types(pg_location) -> None:  # noqa: ANN001
 
 @pytest.fixture(scope="module")
 def mysql_server():  # noqa: ANN201
-    my = pytest.importorskip("pytest_ormbench.databases.mysql_server")
-    pytest.importorskip("pymysql")  # the harness's own connections
-    pytest.importorskip("asyncmy")  # Tortoise's MySQL client
-    if my.find_binaries() is None:
-        pytest.skip("no MariaDB server binaries here")
-    with my.start_server() as srv:
+    with server_helpers.started("mysql", "asyncmy") as srv:  # asyncmy: Tortoise's MySQL client
         yield srv
 
 
 @pytest.fixture
-def mysql_location(mysql_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN001, ANN201
+def mysql_location(mysql_server, tmp_path: Path):  # noqa: ANN001, ANN201
     """An empty database on the module's MariaDB, through the harness's own backend (snapshot reads through it)."""
-    from pytest_ormbench.databases import DATABASES
-    from pytest_ormbench.databases.mysql import SERVER_ENV
-
-    monkeypatch.setenv(SERVER_ENV, json.dumps(mysql_server.info.to_json()))
-    db = DATABASES["mysql"]
-    db.close_connections()
-    monkeypatch.setattr(db, "_info", None)  # this module's server, not one an earlier test handed over
-    location = db.location(tmp_path / "work", "w")
-    db.create_empty(location)
-    yield db, location
-    db.drop_run(db.run_prefix(tmp_path))
-    db.close_connections()
+    with server_helpers.empty_database("mysql", tmp_path, server=mysql_server, shared=True) as found:
+        yield found
 
 
 def test_on_mariadb_relations_types_and_one_connection(mysql_location, tmp_path: Path) -> None:  # noqa: ANN001
@@ -203,15 +181,7 @@ def test_on_mariadb_relations_types_and_one_connection(mysql_location, tmp_path:
 
     # SQLite first in this process: the compiled writes Tortoise caches per (connection name, table) must not
     # reach MariaDB with SQLite's placeholders (the arm names each database's connection apart)
-    lite = TortoiseArm(MODELS["fk"], Settings())
-    drive(lite.open(tmp_path / "first.db"))
-    try:
-        drive(lite.create_schema())
-        drive(lite.populate(_rows(2), [(2, 1)]))
-        drive(lite.update_partial(drive(lite.load_all()), [11, 12]))
-        drive(lite.delete(drive(lite.load_all())[:1]))
-    finally:
-        drive(lite.close())
+    _writes_on_sqlite_first(tmp_path)
 
     db, location = mysql_location
     arm = TortoiseArm(MODELS["fk"], Settings())
@@ -234,10 +204,7 @@ def test_on_mariadb_relations_types_and_one_connection(mysql_location, tmp_path:
         assert {("journal_fk", "parent_id"), ("journal_fk_links", "from_id"), ("journal_fk_links", "to_id")} <= indexed
     finally:
         drive(arm.close())
-    # the server ends a closed connection's thread on its own time: wait for it (a few ms)
-    deadline = time.monotonic() + 5
-    while db.connections(location) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    server_helpers.wait_closed(db, location)  # the server ends a closed connection's thread on its own time
     assert db.connections(location) == 0
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TINY
+import server_helpers
 
 mysql_server = pytest.importorskip("pytest_ormbench.databases.mysql_server")
 pymysql = pytest.importorskip("pymysql")
@@ -122,23 +123,8 @@ def test_the_server_dies_with_a_killed_parent(tmp_path: Path) -> None:
 
 # -- the seam on a live server ---------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def server():  # noqa: ANN201
-    if mysql_server.find_binaries() is None:
-        pytest.skip("no MariaDB server binaries here")
-    with mysql_server.start_server() as srv:
-        yield srv
-
-
-@pytest.fixture
-def database(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN001, ANN201
-    from pytest_ormbench.databases.mysql import SERVER_ENV, MysqlDatabase
-
-    monkeypatch.setenv(SERVER_ENV, json.dumps(server.info.to_json()))
-    db = MysqlDatabase()
-    yield db
-    db.drop_run(MysqlDatabase.run_prefix(tmp_path))
-    db.close_connections()
+#: ``server``, one throwaway server for the module; ``database``, a new backend on it for each test
+server, database = server_helpers.server_and_database("mysql")
 
 
 def _connect(loc, **kw):  # noqa: ANN001, ANN202
