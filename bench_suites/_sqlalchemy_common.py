@@ -94,7 +94,8 @@ from pytest_ormbench.sqlite_support import AiosqliteArm, SqliteArm, SqlTables, a
 _MYSQL = ("mysql", "mariadb")
 TIMESTAMP_TYPE = DateTime().with_variant(mysql_types.DATETIME(fsp=6), *_MYSQL)
 SA_TYPES: dict[str, Any] = {
-    "float": Float().with_variant(mysql_types.DOUBLE(), *_MYSQL),
+    # asdecimal=False: MySQL's DOUBLE type returns Decimal by default; Float's Python type is float
+    "float": Float().with_variant(mysql_types.DOUBLE(asdecimal=False), *_MYSQL),
     "smallint": SmallInteger,
     "int": Integer,
     "bigint": BigInteger,

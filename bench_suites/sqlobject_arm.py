@@ -23,8 +23,9 @@ of classes (registry ``ormbench_sqlobject_pg``) because JSON is :class:`JsonbCol
 every other column maps as on SQLite: ``FLOAT`` is double precision on PostgreSQL,
 ``DECIMAL(10, 2)``, ``TIMESTAMP``, ``VARCHAR(255)``, ``TEXT``.
 
-On MariaDB it is SQLObject's :class:`MySQLConnection` from ``mysql://user@host:port/dbname?driver=mysqldb
-&charset=utf8mb4``: mysqlclient, the first driver SQLObject tries, held to one connection the same way;
+On MariaDB it is SQLObject's :class:`MySQLConnection` from ``mysql://user@host:port/dbname?driver=mysqldb``:
+mysqlclient, the first driver SQLObject tries, held to one connection the same way (with the client
+library's default charset: SQLObject also takes ``charset=`` as a Python codec, which ``utf8mb4`` is not);
 SQLObject switches the driver's autocommit on and a transaction off and on again, as on PostgreSQL. The
 SQLite models serve: ``FloatCol`` is ``DOUBLE PRECISION`` there, ``DateTimeCol`` ``DATETIME(6)`` (SQLObject
 asks for microseconds when the server has them), ``DecimalCol`` ``DECIMAL(10, 2)``, and ``JSONCol`` ``TEXT``

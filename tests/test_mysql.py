@@ -258,3 +258,16 @@ def test_a_cell_through_the_latency_proxy_verifies_and_records_its_rtt(bench: py
     assert info["arm_info"]["mysql_version"].startswith("10.")
     # 10 gets, each at least one 2 ms round trip: the proxy really stood between the arm and the server
     assert min(info["round_seconds"]) >= 10 * 0.002
+
+
+@needs_server
+def test_the_binary_log_switches_on_and_a_url_server_is_read_back() -> None:
+    with mysql_server.start_server({"log_bin": "ON"}) as srv:
+        assert srv.info.settings["log_bin"] == "ON" and srv.info.settings["sync_binlog"] == "1"
+        info = mysql_server.connect_url(f"mysql://root@127.0.0.1:{srv.info.port}/")
+        assert not info.managed and info.settings["log_bin"] == "ON" and "MariaDB" in info.version
+    from pytest_ormbench.databases.mysql import durable_expectation
+
+    # with the binary log off, sync_binlog has no effect: a stock server's 0 is accepted
+    assert durable_expectation({"log_bin": "OFF", "sync_binlog": "0"}, {})["sync_binlog"] == "0"
+    assert durable_expectation({"log_bin": "ON", "sync_binlog": "0"}, {})["sync_binlog"] == "1"

@@ -68,7 +68,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("postgresql-settings", "", "PostgreSQL durability for every arm, changed from the server's durable "
            "defaults: comma-separated NAME=VALUE of synchronous_commit, fsync, full_page_writes, wal_sync_method "
            "(applied to the throwaway server; a URL server must already run with them)", metavar="NAME=VALUE,..."),
-    Option("mysql-url", "", "an existing MariaDB or MySQL server to run on instead of a throwaway MariaDB, "
+    Option("mysql-url", "", "an existing MariaDB server (10.5 or newer) to run on instead of a throwaway one, "
            "mysql://USER[:PASSWORD]@HOST[:PORT]/ (an account that may create databases); the plugin creates and "
            "drops only databases of its own there", metavar="URL"),
     Option("mysql-settings", "", "MariaDB durability for every arm, changed from the durable defaults: "

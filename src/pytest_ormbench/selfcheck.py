@@ -40,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--register", action="append", default=[], help="module:Class of an unregistered arm")
     p.add_argument("-v", "--verbose", action="store_true")
     a = p.parse_args(argv)
+    a.db = {"mariadb": "mysql", "postgres": "postgresql", "pg": "postgresql"}.get(a.db, a.db)
     letters = [x for x in a.ops.replace(",", "").upper()]
     try:
         a.target = resolve(a.arm, tuple(a.register)).target

@@ -487,6 +487,8 @@ class ServerProcess:
     stop_signals: tuple[tuple[int, float], ...] = ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0))
     #: what the server gets when the keeper dies without stopping it
     death_signal = signal.SIGKILL
+    #: the engine's client environment variables (PGHOST, MYSQL_PWD, ...), kept from the server's programs
+    client_env_prefixes: tuple[str, ...] = ()
 
     def __init__(self, config: Mapping[str, Any]) -> None:
         self.config = dict(config)
@@ -524,10 +526,11 @@ class ServerProcess:
     def launch(self, data: Path, sock: Path) -> ServerInfo:
         raise NotImplementedError
 
-    def child_args(self, drop_env_prefix: str = "") -> dict[str, Any]:
-        """subprocess arguments for the server's programs: its user, a clean C locale, no stdin."""
+    def child_args(self) -> dict[str, Any]:
+        """subprocess arguments for the server's programs: its user, a clean C locale, no stdin, and none of the
+        caller's client variables of the engine (:attr:`client_env_prefixes`)."""
         assert self.directory is not None
-        env = {k: v for k, v in os.environ.items() if not (drop_env_prefix and k.startswith(drop_env_prefix))}
+        env = {k: v for k, v in os.environ.items() if not k.startswith(self.client_env_prefixes)}
         env.update(LC_ALL="C", LANG="C", TZ=os.environ.get("TZ", "UTC"))
         args: dict[str, Any] = {"cwd": str(self.directory), "env": env, "stdin": subprocess.DEVNULL,
                                 "close_fds": True}

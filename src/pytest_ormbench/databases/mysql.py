@@ -16,7 +16,9 @@ to workers as on PostgreSQL (:mod:`.server_db`). Here, in the worker, the harnes
   ``information_schema.PROCESSLIST``, open transactions from ``information_schema.INNODB_TRX``, and
   statements from ``performance_schema``'s digest summary, never from the arm.
 
-The harness talks to the server with PyMySQL; its own connections are left out of every count by id.
+The harness talks to the server with PyMySQL; its own connections are left out of the connection and
+transaction counts by id, and its statements out of the statement counts by the time they run (never
+inside an op's window).
 """
 
 from __future__ import annotations
@@ -32,8 +34,19 @@ SERVER_ENV = "ORMBENCH_MYSQL_SERVER"
 ARM_ADDRESS_ENV = "ORMBENCH_MYSQL_ARM_ADDRESS"
 #: the durability settings every arm's live connection must report
 DURABILITY = ("innodb_flush_log_at_trx_commit", "sync_binlog", "log_bin", "innodb_doublewrite")
-#: the durable settings (log_bin: whatever the server runs with, recorded)
+#: the durable settings (log_bin: whatever the server runs with, recorded; sync_binlog matters only with it on)
 DURABLE_DEFAULTS = {"innodb_flush_log_at_trx_commit": "1", "sync_binlog": "1", "innodb_doublewrite": "ON"}
+
+
+def durable_expectation(server_settings: dict[str, str], requested: dict[str, str]) -> dict[str, str]:
+    """What every arm's connection must report: the durable settings, the server's binlog state, and what was
+    asked for; with the binary log off, sync_binlog has no effect and is expected as the server has it."""
+    expected = dict(DURABLE_DEFAULTS)
+    expected["log_bin"] = str(server_settings.get("log_bin", "OFF")).upper()
+    expected.update({k: (str(v).upper() if k in _BOOLEAN else str(v)) for k, v in requested.items()})
+    if expected["log_bin"] == "OFF" and "sync_binlog" not in requested:
+        expected["sync_binlog"] = str(server_settings.get("sync_binlog", expected["sync_binlog"]))
+    return expected
 #: one query that reads them on any connection (DB-API or async)
 SETTINGS_SQL = "SELECT " + ", ".join(f"@@{name}" for name in DURABILITY)
 _BOOLEAN = frozenset({"log_bin", "innodb_doublewrite"})
@@ -129,6 +142,11 @@ class MysqlDatabase(ServerDatabase):
             self._harness_ids.discard(conn.thread_id())
         super()._forget(dbname)
 
+    def close_connections(self) -> None:
+        if self._admin is not None and self._admin.open:
+            self._harness_ids.discard(self._admin.thread_id())
+        super().close_connections()
+
     def _run(self, sql: str, args: Any = None, conn: Any = None) -> list[tuple[Any, ...]]:
         with (conn or self._admin_conn()).cursor() as cur:
             cur.execute(sql, args)
@@ -158,6 +176,7 @@ class MysqlDatabase(ServerDatabase):
     def copy(self, template: Any, dst: Any) -> None:
         """A new database with the template's tables (foreign keys and AUTO_INCREMENT kept) and rows."""
         self.remove(dst)
+        self._forget_statements()
         self._create(dst.dbname)
         # the DDL runs on the harness's connection to the copy: unqualified foreign keys then name its tables
         conn = self._conn(dst)
@@ -171,9 +190,29 @@ class MysqlDatabase(ServerDatabase):
         self._settle_tables(dst.dbname, tables)
         self.current = dst
 
+    def _forget_statements(self) -> None:
+        """Empty the digest summary (between ops only: one cell measures at a time). It never evicts: once its
+        rows are used, new statements would be booked to a row without text and the counts would come up short."""
+        try:
+            self._run("TRUNCATE performance_schema.events_statements_summary_by_digest")
+        except _pymysql().Error:  # no performance_schema, or no right to it (a URL server): nothing is counted there
+            pass
+
+    def _end_sessions(self, dbname: str) -> None:
+        """End the connections on a database that are not the harness's (a leaked arm connection would make
+        DROP DATABASE wait for its locks)."""
+        rows = self._run("SELECT ID FROM information_schema.PROCESSLIST WHERE DB = %s AND COMMAND <> 'Daemon' "
+                         f"AND ID NOT IN {self._not_harness()}", (dbname,))
+        for (thread,) in rows:
+            try:
+                self._run(f"KILL {int(thread)}")
+            except _pymysql().Error:  # gone meanwhile
+                pass
+
     def remove(self, location: Any) -> None:
         self._forget(location.dbname)
         self._template_of.pop(location.dbname, None)
+        self._end_sessions(location.dbname)
         self._run(f"DROP DATABASE IF EXISTS {_ident(location.dbname)}")
         if self.current is not None and self.current.dbname == location.dbname:
             self.current = None
@@ -192,17 +231,24 @@ class MysqlDatabase(ServerDatabase):
         self._auto_increments.pop(dst.dbname, None)
 
     def drop_run(self, prefix: str) -> int:
-        rows = self._run("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE %s",
-                         (prefix.replace("_", "\\_") + "%",))
+        rows = self._run("SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE LEFT(SCHEMA_NAME, %s) = %s",
+                         (len(prefix), prefix))
         for (name,) in rows:
             self._forget(str(name))
+            self._end_sessions(str(name))
             self._run(f"DROP DATABASE IF EXISTS {_ident(str(name))}")
         return len(rows)
 
     # -- templates and restore ------------------------------------------------------------------------------
     def finish_template(self, location: ServerLocation) -> None:
-        """After the arm built and closed a starting state: gather statistics (every copy then plans alike)."""
-        self._settle_tables(location.dbname, self._tables(location.dbname))
+        """After the arm built and closed a starting state: no statistics recalculated behind the harness's back
+        (per table, so a server given by URL keeps to it too; copies inherit it), then statistics gathered, so
+        every copy plans alike. InnoDB's background recalculation would write its statistics tables in
+        transactions of its own, at random moments inside ops, and be counted as the op's commits."""
+        tables = self._tables(location.dbname)
+        for table in tables:
+            self._run(f"ALTER TABLE {_ident(location.dbname)}.{_ident(table)} STATS_AUTO_RECALC = 0")
+        self._settle_tables(location.dbname, tables)
         self._forget(location.dbname)
 
     def _settle_tables(self, dbname: str, tables: Sequence[str]) -> None:
@@ -212,7 +258,10 @@ class MysqlDatabase(ServerDatabase):
         names = ", ".join(f"{_ident(dbname)}.{_ident(t)}" for t in tables)
         self._run(f"ANALYZE TABLE {names}")
         conn = self._admin_conn()
-        self._run(f"FLUSH TABLES {names} FOR EXPORT", conn=conn)
+        try:
+            self._run(f"FLUSH TABLES {names} FOR EXPORT", conn=conn)
+        except _pymysql().Error:  # no RELOAD/LOCK TABLES right on a URL server: the page cleaner flushes on its own
+            return
         self._run("UNLOCK TABLES", conn=conn)
 
     def _template_auto_increments(self, template: str) -> dict[str, int]:
@@ -288,10 +337,7 @@ class MysqlDatabase(ServerDatabase):
 
     # -- what the harness asks of every backend ------------------------------------------------------------
     def expected_durability(self, settings: Settings) -> dict[str, str]:
-        expected = dict(DURABLE_DEFAULTS)
-        expected["log_bin"] = str(self.info.settings.get("log_bin", "OFF")).upper()
-        expected.update({k: (str(v).upper() if k in _BOOLEAN else str(v)) for k, v in settings.mysql})
-        return expected
+        return durable_expectation(self.info.settings, dict(settings.mysql))
 
     def commits(self, location: Any) -> int | None:
         """Read-write transactions InnoDB committed so far (``trx_rw_commits``): a transaction that only reads

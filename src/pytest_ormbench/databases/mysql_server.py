@@ -37,9 +37,11 @@ DURABILITY = ("innodb_flush_log_at_trx_commit", "sync_binlog", "log_bin", "innod
 #: settings read back and recorded: durability, and what else shapes the measurements
 READ_BACK = DURABILITY + ("innodb_flush_method", "innodb_stats_auto_recalc", "performance_schema",
                           "character_set_server", "collation_server", "query_cache_type", "innodb_buffer_pool_size")
+#: the oldest MariaDB whose information_schema, performance_schema and RETURNING the harness and the arms use
+MIN_VERSION = (10, 5)
 #: settings the keeper owns: changing them would break what ServerInfo says about the server
 RESERVED = frozenset({"port", "socket", "bind_address", "datadir", "pid_file", "log_error", "user", "skip_networking",
-                      "tmpdir"})
+                      "tmpdir", "skip_log_bin", "log_bin_basename"})
 #: the option file's [mariadbd] settings before the caller's (the caller's come later and win)
 BASE_SETTINGS: dict[str, str] = {
     "bind-address": "127.0.0.1",
@@ -150,11 +152,38 @@ def connect_url(url: str, timeout: float = 5.0) -> ServerInfo:
         raise ServerUnavailable(f"cannot connect to {shown}: {scrub(str(exc), url)}") from None
     try:
         version, settings = read_server(conn)
+        if "mariadb" not in version.lower():
+            raise ServerUnavailable(f"{shown} is MySQL {version}: only MariaDB servers are supported (its "
+                                    "information_schema and performance_schema differ), or let the plugin start one")
+        numbers = tuple(int(x) for x in re.findall(r"\d+", version.split("-")[0])[:2])
+        if numbers < MIN_VERSION:
+            raise ServerUnavailable(f"{shown} is MariaDB {version}: the plugin needs "
+                                    f"{'.'.join(map(str, MIN_VERSION))} or newer")
+        _enable_commit_counter(conn, shown)
+    except pymysql.Error as exc:
+        raise ServerUnavailable(f"reading {shown} failed: {scrub(str(exc), url)}") from None
     finally:
         conn.close()
     return ServerInfo(host=args["host"], port=args["port"], user=args["user"], password=args["password"],
                       socket_dir=None, version=version, managed=False, maintenance_db=args["database"],
                       settings=settings)
+
+
+def _enable_commit_counter(conn: Any, shown: str) -> None:
+    """Commits are counted by InnoDB's trx_rw_commits: switch it on where it is off, or say why not."""
+    import pymysql
+
+    with conn.cursor() as cur:
+        cur.execute("SELECT ENABLED FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rw_commits'")
+        row = cur.fetchone()
+        if row is not None and int(row[0]):
+            return
+        try:
+            cur.execute("SET GLOBAL innodb_monitor_enable = 'trx_rw_commits'")
+        except pymysql.Error as exc:
+            raise ServerUnavailable(f"{shown}: commits are counted by InnoDB's trx_rw_commits counter, which is off "
+                                    f"there and cannot be switched on ({exc.args[-1]}): start the server with "
+                                    "innodb_monitor_enable=trx_rw_commits, or let the plugin start one") from None
 
 
 def _settings_sql() -> str:
@@ -213,8 +242,8 @@ class _MariadbServer(ServerProcess):
     engine = "MariaDB"
     prefix = "ormbench-my-"
     socket_name = _SOCKET
-    #: normal shutdown (SIGTERM), then SIGKILL after 20 s (the data is thrown away either way)
-    stop_signals = ((signal.SIGTERM, 20.0), (signal.SIGKILL, 5.0))
+    #: normal shutdown (SIGTERM), then SIGKILL after 10 s (the data is thrown away either way)
+    stop_signals = ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0))
     death_signal = signal.SIGKILL
 
     def __init__(self, config: Mapping[str, Any]) -> None:
@@ -241,8 +270,10 @@ class _MariadbServer(ServerProcess):
                 os.chown(tmp, self.uid, self.gid if self.gid is not None else -1)
         return tmp
 
-    def child_args(self, drop_env_prefix: str = "") -> dict[str, Any]:
-        args = super().child_args(drop_env_prefix)
+    client_env_prefixes = ("MYSQL", "MARIADB")
+
+    def child_args(self) -> dict[str, Any]:
+        args = super().child_args()
         args["env"]["TMPDIR"] = str(self._tmp())
         return args
 
@@ -269,7 +300,12 @@ class _MariadbServer(ServerProcess):
                   "tmpdir": str(tmp),
                   "pid-file": str(sock / "mariadbd.pid"), "log-error": str(data / "mariadbd.err"), **self.settings}
         lines = ["# pytest-ormbench: a throwaway server (later lines win)", "[mariadbd]"]
-        lines += [f"{k} = {v}" for k, v in merged.items()]
+        for key, value in merged.items():
+            if key in ("log_bin", "log-bin"):
+                # log-bin takes the log's base name, not a switch: ON names one in the data directory
+                lines.append(f"log-bin = {data / 'binlog'}" if value.upper() in ("ON", "1") else "skip-log-bin")
+            else:
+                lines.append(f"{key} = {value}")
         path = self.directory / f"my-{port}.cnf"
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
         os.chmod(path, 0o644)

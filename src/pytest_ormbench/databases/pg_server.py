@@ -223,8 +223,7 @@ class _PgServer(ServerProcess):
         return ServerInfo(host="127.0.0.1", port=port, user=MANAGED_USER, password=None, socket_dir=str(sock),
                           version=version, managed=True, maintenance_db="postgres", settings=settings)
 
-    def child_args(self, drop_env_prefix: str = "PG") -> dict[str, Any]:
-        return super().child_args(drop_env_prefix)
+    client_env_prefixes = ("PG",)
 
     def _initdb(self, data: Path) -> None:
         self.run_tool("initdb", [str(self.bindir / "initdb"), "-D", str(data), "-U", MANAGED_USER, "--auth=trust",

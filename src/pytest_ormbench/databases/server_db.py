@@ -82,7 +82,8 @@ class ServerStatements:
         self._before: dict[str, int] | None = None
 
     def begin(self) -> None:
-        self._before = self.database.statement_calls()
+        # settled too: the statements just before the op (the untimed load) must not land inside its window
+        self._before = self.database.settled_statement_calls()
 
     def end(self) -> list[tuple[str, int]]:
         after = self.database.settled_statement_calls()

@@ -135,9 +135,9 @@ def _check_url_durability(db: str, info: Any, requested: dict[str, str]) -> None
         wanted = {"synchronous_commit": "on", "fsync": "on", "full_page_writes": "on"}
         option = "--ormbench-postgresql-settings"
     else:
-        from .mysql import DURABLE_DEFAULTS
+        from .mysql import durable_expectation
 
-        wanted = {k: v.lower() for k, v in DURABLE_DEFAULTS.items()}
+        wanted = {k: v.lower() for k, v in durable_expectation(info.settings, {}).items()}
         option = "--ormbench-mysql-settings"
     wanted.update({k: v.lower() for k, v in requested.items()})
     wrong = {k: (v, str(info.settings.get(k, "?")).lower()) for k, v in wanted.items()
