@@ -2,7 +2,7 @@
 
 Two model flavours (plain SQLAlchemy 2.x declarative, and SQLModel table models)
 times two drivers (sqlite3 through pysqlite, aiosqlite through AsyncSession; on
-PostgreSQL psycopg 3 and asyncpg) make four arms. The model factories, the
+PostgreSQL psycopg 3 and asyncpg, on MariaDB mysqlclient and asyncmy) make four arms. The model factories, the
 engine/connection set-up and the op bodies live here once: :class:`SyncOps` holds
 the sync op bodies, :class:`AsyncOps` the same shapes awaited (why they are two,
 see :class:`AsyncOps`); a :class:`Flavor`
@@ -24,6 +24,10 @@ Choices that hold for all four arms (see ``COMMON_NOTES``):
   SQLAlchemy's default transaction handling (the driver begins implicitly, the
   session commits or rolls back and closes, so no transaction outlives an op);
   JSON is ``JSONB`` there (``JSON().with_variant(JSONB(), "postgresql")``);
+* on MariaDB: ``mysql+mysqldb`` (mysqlclient, SQLAlchemy's default MySQL driver) or ``mysql+asyncmy``,
+  ``charset=utf8mb4``, the same one-connection pool and default transactions; ``Float`` and ``DateTime``
+  get MySQL variants, ``DOUBLE`` and ``DATETIME(6)`` (SQLAlchemy's plain ``FLOAT`` is 4 bytes there and
+  its ``DATETIME`` keeps no microseconds);
 * sessions with ``expire_on_commit=False``, so objects stay readable after the
   commit that ends each op (each op runs in its own session, closed at its end;
   update/delete use the session ``load_all`` loaded the objects in);
@@ -60,6 +64,7 @@ from sqlalchemy import (
     event,
     insert,
 )
+from sqlalchemy.dialects import mysql as mysql_types
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship, sessionmaker
 from sqlalchemy.pool import StaticPool
@@ -74,7 +79,7 @@ from pytest_ormbench.contract import (
     Settings,
 )
 from pytest_ormbench.databases import is_server
-from pytest_ormbench.pg_support import SETTINGS_SQL, normalize_settings
+from pytest_ormbench.server_support import settings_from_rows, settings_sql
 from pytest_ormbench.sqlite_support import AiosqliteArm, SqliteArm, SqlTables, apply_pragmas, tables_for
 
 # --------------------------------------------------------------------------
@@ -84,8 +89,13 @@ from pytest_ormbench.sqlite_support import AiosqliteArm, SqliteArm, SqlTables, a
 #: SQLAlchemy type of each wide-column kind (one set for both databases: the model classes are built once
 #: per process). On PostgreSQL Float renders FLOAT, which is double precision there; JSON is JSONB there
 #: (the variant most PostgreSQL users choose, and what Django's JSONField and the control arms use).
+#: On MariaDB Float would be FLOAT (4 bytes) and DateTime DATETIME (whole seconds): the MySQL variants are
+#: what SQLAlchemy's MySQL documentation offers (``DOUBLE``, ``DATETIME(fsp=6)``).
+_MYSQL = ("mysql", "mariadb")
+TIMESTAMP_TYPE = DateTime().with_variant(mysql_types.DATETIME(fsp=6), *_MYSQL)
 SA_TYPES: dict[str, Any] = {
-    "float": Float,
+    # asdecimal=False: MySQL's DOUBLE type returns Decimal by default; Float's Python type is float
+    "float": Float().with_variant(mysql_types.DOUBLE(asdecimal=False), *_MYSQL),
     "smallint": SmallInteger,
     "int": Integer,
     "bigint": BigInteger,
@@ -107,7 +117,9 @@ WIDE_DEVIATION = (
     "JSON is stored as TEXT (json.dumps). Defaults of sets 1 and 3 are Python-side column "
     "defaults (applied by the INSERT), not DDL DEFAULTs. On PostgreSQL: Float is FLOAT (double precision), "
     "Numeric(10, 2) is numeric(10,2) (exact), DateTime is timestamp without time zone, JSON is "
-    "JSON().with_variant(JSONB(), 'postgresql') (jsonb)."
+    "JSON().with_variant(JSONB(), 'postgresql') (jsonb). On MariaDB: Float is "
+    "Float().with_variant(mysql.DOUBLE(), 'mysql') (DOUBLE; plain Float is a 4-byte FLOAT there), Numeric(10, 2) "
+    "DECIMAL(10,2), JSON MariaDB's JSON (LONGTEXT with json_valid)."
 )
 
 #: what every SQLAlchemy-family arm does differently from the others (shown in the tables)
@@ -118,6 +130,8 @@ DEVIATIONS: dict[str, str] = {
           "foreign_keys=ON, or PostgreSQL), not by the ORM loading and updating related rows",
     "update_whole": "the unit of work writes only the columns whose value changed (level and text), "
                     "not the whole row as a whole-object save in Django or peewee does",
+    "mysql": "timestamp is DateTime().with_variant(mysql.DATETIME(fsp=6), 'mysql'): SQLAlchemy's DATETIME on MySQL "
+             "keeps whole seconds only",
     "postgresql:insert_batch": "the one flush at commit sends the rows as one INSERT ... SELECT ... FROM (VALUES "
                                "...) ORDER BY sentinel RETURNING id per 1,000 rows (SQLAlchemy's insertmanyvalues on "
                                "PostgreSQL), not a statement per row as on SQLite and in the other arms",
@@ -143,7 +157,26 @@ COMMON_NOTES = {
                   "SQLAlchemy's default transactions (the driver's implicit BEGIN, so reads too run in a "
                   "transaction the closing session rolls back); the connection is opened lazily (with the "
                   "dialect's first-connect queries) as on SQLite",
+    "mysql": "sync: mysql+mysqldb (mysqlclient), async: mysql+asyncmy; charset=utf8mb4; the same one-connection "
+             "queue pool and default transactions (the driver's autocommit off, the closing session rolls back)",
 }
+
+#: the SQLAlchemy driver of each server database, sync and async
+SERVER_DIALECTS: dict[tuple[str, bool], str] = {
+    ("postgresql", False): "postgresql+psycopg", ("postgresql", True): "postgresql+asyncpg",
+    ("mysql", False): "mysql+mysqldb", ("mysql", True): "mysql+asyncmy",
+}
+#: the driver module each of those loads (recorded with its version)
+SERVER_DRIVER_MODULES: dict[tuple[str, bool], str] = {
+    ("postgresql", False): "psycopg", ("postgresql", True): "asyncpg",
+    ("mysql", False): "MySQLdb", ("mysql", True): "asyncmy",
+}
+
+
+def server_url(path: Any, is_async: bool) -> str:
+    """The engine URL of a server location, with the driver this family documents for it."""
+    url = path.url(SERVER_DIALECTS[(path.db, is_async)])
+    return url + "?charset=utf8mb4" if path.db == "mysql" else url
 
 
 def table_name(spec: ModelSpec) -> str:
@@ -169,7 +202,7 @@ class _JournalColumns:
 
     # sort_order: these come first in the table, in canonical order, like the other arms
     id: Mapped[int] = mapped_column(Integer, primary_key=True, sort_order=-4)
-    timestamp: Mapped[dt.datetime] = mapped_column(DateTime, sort_order=-3)
+    timestamp: Mapped[dt.datetime] = mapped_column(TIMESTAMP_TYPE, sort_order=-3)
     level: Mapped[int] = mapped_column(Integer, index=True, sort_order=-2)
     text: Mapped[str] = mapped_column(String(TEXT_MAX), index=True, sort_order=-1)
 
@@ -241,7 +274,7 @@ def _build_sqlmodel_models(spec: ModelSpec) -> ModelSet:
         "__annotations__": {"id": Optional[int], "timestamp": dt.datetime, "level": int, "text": str},
         "id": SMField(default=None, primary_key=True),
         # naive, like every other arm (recent SQLModel maps a bare datetime to a tz-aware type)
-        "timestamp": SMField(sa_type=DateTime),
+        "timestamp": SMField(sa_type=TIMESTAMP_TYPE),
         "level": SMField(index=True),
         "text": SMField(max_length=TEXT_MAX, index=True),
     }
@@ -383,14 +416,21 @@ SERVER_POOL: dict[str, Any] = {"pool_size": 1, "max_overflow": 0}
 
 
 def _driver_version(module: str) -> str:
-    """``"psycopg 3.3.9"``: the PostgreSQL driver module and its version (describe() runs un-opened)."""
+    """``"psycopg 3.3.9"``: a server driver module and its version (describe() runs un-opened)."""
     import importlib
+    import importlib.metadata
 
     try:
         mod = importlib.import_module(module)
     except ImportError:
         return f"{module} (not installed)"
-    return f"{module} {getattr(mod, '__version__', '?')}"
+    version = getattr(mod, "__version__", None)
+    if version is None:
+        try:
+            version = importlib.metadata.version({"MySQLdb": "mysqlclient"}.get(module, module))
+        except importlib.metadata.PackageNotFoundError:
+            version = "?"
+    return f"{module} {version}"
 
 
 def _as_dict(obj: Any, names: Sequence[str]) -> dict[str, Any]:
@@ -458,12 +498,10 @@ class _SABase(SqliteArm):
         for obj, lv in zip(objs, levels):
             obj.level = lv
 
-    #: the driver module the PostgreSQL branch uses (``driver`` names the SQLite one)
-    server_driver: ClassVar[str] = "psycopg"
-
     def describe(self) -> dict[str, Any]:
-        return {"sqlite_version": sqlite3.sqlite_version, "postgresql_driver": _driver_version(self.server_driver),
-                "bulk_path": self.bulk_path, **COMMON_NOTES}
+        drivers = {f"{db}_driver": _driver_version(SERVER_DRIVER_MODULES[(db, bool(self.is_async))])
+                   for db in ("postgresql", "mysql")}
+        return {"sqlite_version": sqlite3.sqlite_version, **drivers, "bulk_path": self.bulk_path, **COMMON_NOTES}
 
 
 class SyncOps(_SABase):
@@ -478,7 +516,7 @@ class SyncOps(_SABase):
         self._setup_models()
         self._conn = OneConnection(self.settings, server=is_server(path))
         if is_server(path):
-            self.engine = sqlalchemy.create_engine(path.url("postgresql+psycopg"), **SERVER_POOL)
+            self.engine = sqlalchemy.create_engine(server_url(path, False), **SERVER_POOL)
         else:
             self.engine = sqlalchemy.create_engine(f"sqlite:///{path}", poolclass=StaticPool)
         self._conn.install(self.engine)
@@ -508,7 +546,7 @@ class SyncOps(_SABase):
         # through the engine, on its one pooled connection: closing the Connection rolls back the
         # transaction psycopg began for the read (a read on the bare DB-API connection would leave it open)
         with self.engine.connect() as c:
-            return normalize_settings(c.exec_driver_sql(SETTINGS_SQL).all())
+            return settings_from_rows(self.path, c.exec_driver_sql(settings_sql(self.path)).all())
 
     def _end_session(self) -> None:
         if self.session is not None:
@@ -625,7 +663,6 @@ class AsyncOps(_SABase, AiosqliteArm):
 
     packages = ("SQLAlchemy", "aiosqlite", "greenlet")
     driver = "aiosqlite"
-    server_driver = "asyncpg"
     is_async = True
 
     async def open(self, path: Path) -> None:
@@ -635,7 +672,7 @@ class AsyncOps(_SABase, AiosqliteArm):
         self._setup_models()
         self._conn = OneConnection(self.settings, server=is_server(path))
         if is_server(path):
-            self.engine = create_async_engine(path.url("postgresql+asyncpg"), **SERVER_POOL)
+            self.engine = create_async_engine(server_url(path, True), **SERVER_POOL)
         else:
             self.engine = create_async_engine(f"sqlite+aiosqlite:///{path}", poolclass=StaticPool)
         self._conn.install(self.engine.sync_engine)
@@ -673,7 +710,7 @@ class AsyncOps(_SABase, AiosqliteArm):
         yield self._conn.dbapi.driver_connection
 
     async def server_rows(self, sql: str) -> list[tuple[Any, ...]]:
-        """On PostgreSQL: ``sql``'s rows on the pool's one connection (``exec_driver_sql``); closing the
+        """On a server: ``sql``'s rows on the pool's one connection (``exec_driver_sql``); closing the
         connection rolls back the transaction the read began."""
         async with self.engine.connect() as c:
             return [tuple(r) for r in (await c.exec_driver_sql(sql)).all()]

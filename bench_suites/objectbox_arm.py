@@ -258,8 +258,9 @@ class ObjectBoxArm(Arm):
     }
 
     database = ObjectBoxStore()
-    database_notes = {"postgresql": "ObjectBox is an embedded object store (no server, no SQL): it runs on its own "
-                                    "store, on the embedded side of the database axis only"}
+    database_notes = dict.fromkeys(("postgresql", "mysql"),
+                                   "ObjectBox is an embedded object store (no server, no SQL): it runs on its own "
+                                   "store, on the embedded side of the database axis only")
 
     _store: Store | None = None
     path: Path | None = None

@@ -1,4 +1,4 @@
-"""The ormar arm: async, pydantic-validated models on SQLAlchemy Core over aiosqlite or asyncpg.
+"""The ormar arm: async, pydantic-validated models on SQLAlchemy Core over aiosqlite, asyncpg or aiomysql.
 
 ormar 0.26 does not use the ``databases`` package: ``ormar.DatabaseConnection``
 wraps a SQLAlchemy ``AsyncEngine`` (``sqlite+aiosqlite``, or ``postgresql+asyncpg`` on
@@ -11,12 +11,21 @@ runs the sqlite3 backup API into it, inside that thread. On PostgreSQL it is one
 connection; the durability is read back on it through ormar's query executor
 (:meth:`OrmarArm.server_rows`) and the harness restores in place on its own connection.
 
+On MariaDB the engine is ``mysql+aiomysql`` (what ``ormar[mysql]`` installs), ``charset=utf8mb4``, with
+the same pool of one connection; aiomysql connects with autocommit off, so a transaction is SQLAlchemy's
+autobegin and COMMIT, and a standalone statement switches the connection to autocommit and back.
+ormar's ``DateTime`` and ``Float`` are SQLAlchemy's ``DateTime`` and ``Float``, which MySQL's dialect
+renders as ``DATETIME`` (no microseconds) and ``FLOAT`` (4 bytes): the arm's fields are ormar's with
+the MySQL variants ``DATETIME(6)`` and ``DOUBLE`` (:class:`DateTime`, :class:`Float`); elsewhere nothing
+changes.
+
 Model classes are built per ``open()`` (their ``OrmarConfig`` binds the
 ``DatabaseConnection``, which binds the file), from ``contract.MODELS``.
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator, ForwardRef, Mapping, Sequence
@@ -24,11 +33,30 @@ from typing import Any, AsyncIterator, ForwardRef, Mapping, Sequence
 import ormar
 import sqlalchemy
 from sqlalchemy import event
+from sqlalchemy.dialects import mysql as sa_mysql
 
 from pytest_ormbench.arm_helpers import assign
 from pytest_ormbench.contract import WIDE_DEFAULTS, Field, ModelSpec
 from pytest_ormbench.databases import is_server
 from pytest_ormbench.sqlite_support import AiosqliteArm, SqlTables, apply_pragmas, chunked, tables_for, variable_limit
+
+
+class DateTime(ormar.DateTime):
+    """ormar.DateTime, ``DATETIME(6)`` on MariaDB/MySQL (SQLAlchemy's ``DateTime`` there is ``DATETIME``, which
+    drops microseconds); the same ``DateTime`` column type on SQLite and PostgreSQL."""
+
+    @classmethod
+    def get_column_type(cls, **kwargs: Any) -> Any:
+        return super().get_column_type(**kwargs).with_variant(sa_mysql.DATETIME(fsp=6), "mysql", "mariadb")
+
+
+class Float(ormar.Float):
+    """ormar.Float, ``DOUBLE`` on MariaDB/MySQL (SQLAlchemy's ``Float`` there is a 4-byte ``FLOAT``); the same
+    ``Float`` column type on SQLite and PostgreSQL (where it is already double precision)."""
+
+    @classmethod
+    def get_column_type(cls, **kwargs: Any) -> Any:
+        return super().get_column_type(**kwargs).with_variant(sqlalchemy.Double(), "mysql", "mariadb")
 
 
 def _wide_column(f: Field) -> Any:
@@ -37,7 +65,7 @@ def _wide_column(f: Field) -> Any:
         {"default": WIDE_DEFAULTS[f.kind], "nullable": False} if f.has_default else {"nullable": True}
     )
     if f.kind == "float":
-        return ormar.Float(**opts)
+        return Float(**opts)
     if f.kind == "smallint":
         return ormar.SmallInteger(**opts)
     if f.kind == "int":
@@ -63,7 +91,7 @@ def build_models(model: ModelSpec, database: ormar.DatabaseConnection) -> tuple[
         "__module__": __name__,
         "ormar_config": ormar.OrmarConfig(database=database, metadata=metadata, tablename=table),
         "id": ormar.Integer(primary_key=True),
-        "timestamp": ormar.DateTime(),
+        "timestamp": DateTime(),
         "level": ormar.Integer(index=True),
         "text": ormar.String(max_length=255, index=True),
     }
@@ -99,13 +127,19 @@ def build_models(model: ModelSpec, database: ormar.DatabaseConnection) -> tuple[
 
 #: asyncpg's limit on the arguments of one statement (the SQLite branch reads SQLite's variable limit instead)
 PG_MAX_ARGS = 32767
+#: MySQL's limit on the placeholders of one prepared statement. aiomysql quotes the values into the text on
+#: the client and is not bound by it; chunks under it keep a starting state's multi-row INSERTs (20,100 wide
+#: rows are about 11 MB of SQL) well under the server's max_allowed_packet (16 MB)
+MYSQL_MAX_ARGS = 65535
+#: the URL scheme (SQLAlchemy dialect+driver) per server database
+SERVER_SCHEMES = {"postgresql": "postgresql+asyncpg", "mysql": "mysql+aiomysql"}
 
 
 class OrmarArm(AiosqliteArm):
     name = "ormar"
     label = "ormar"
     packages = ("ormar", "aiosqlite", "sqlalchemy", "pydantic")
-    databases = ("sqlite", "postgresql")
+    databases = ("sqlite", "postgresql", "mysql")
     bulk_sets_ids = False
     unsupported: Mapping[str, str] = {}
     deviations = {
@@ -126,6 +160,21 @@ class OrmarArm(AiosqliteArm):
                 "(double precision), decimal -> numeric(10, 2), json -> json (ormar has no jsonb field and "
                 "no column-type override: ormar.JSON is SQLAlchemy's generic JSON), datetime -> timestamp "
                 "without time zone",
+        "mysql": "MariaDB: the same DatabaseConnection on mysql+aiomysql (ormar[mysql]'s driver, SQLAlchemy's "
+                 "aiomysql dialect), charset utf8mb4, one aiomysql connection; transactions are SQLAlchemy's "
+                 "autobegin (no BEGIN sent: aiomysql runs with autocommit off) and COMMIT, then the pool's "
+                 "ROLLBACK on check-in; every standalone statement runs on ormar's AUTOCOMMIT view of the engine, "
+                 "which on MySQL costs five more round trips per query (SET AUTOCOMMIT = 1 before it; the pool's "
+                 "ROLLBACK, SET AUTOCOMMIT = 0, SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ and "
+                 "COMMIT after it, SQLAlchemy resetting the connection's isolation level on check-in); "
+                 "datetime -> DATETIME(6) through an ormar.DateTime subclass whose column type has a mysql "
+                 "variant (SQLAlchemy's DateTime is DATETIME on MySQL, which drops microseconds)",
+        "mysql:wide": "MariaDB: float -> DOUBLE through an ormar.Float subclass with a mysql variant (SQLAlchemy's "
+                      "Float is a 4-byte FLOAT on MySQL), decimal -> DECIMAL(10,2), json -> JSON (MariaDB's "
+                      "LONGTEXT with a json_valid check), text -> TEXT",
+        "mysql:insert_bulk": "MariaDB: chunks of 65535 (MySQL's placeholder limit of a prepared statement) "
+                             "// columns rows; aiomysql quotes the values into each multi-row INSERT on the "
+                             "client; ids are not set",
     }
 
     #: ormar's connection to the database (not ``Arm.database``, the harness's storage backend)
@@ -137,13 +186,18 @@ class OrmarArm(AiosqliteArm):
     # -- connection -----------------------------------------------------------
     async def open(self, path: Path) -> None:
         self.path = path
-        url = path.url("postgresql+asyncpg") if is_server(path) else f"sqlite+aiosqlite:///{path}"
+        if is_server(path):
+            url = path.url(SERVER_SCHEMES[path.db])
+            if path.db == "mysql":
+                url += "?charset=utf8mb4"
+        else:
+            url = f"sqlite+aiosqlite:///{path}"
         self.db = ormar.DatabaseConnection(url, pool_size=1, max_overflow=0)
         self.Journal, self.Link, self.metadata = build_models(self.model, self.db)
         await self.db.connect()
         self._columns = len(self.Journal.ormar_config.table.columns)  # bound values per row in C
         if is_server(path):
-            self._max_vars = PG_MAX_ARGS
+            self._max_vars = PG_MAX_ARGS if path.db == "postgresql" else MYSQL_MAX_ARGS
             return
         settings = self.settings
 
@@ -160,17 +214,24 @@ class OrmarArm(AiosqliteArm):
             self.db = None
 
     async def server_rows(self, sql: str) -> list[tuple[Any, ...]]:
-        """``sql``'s rows through ormar's query executor on the arm's one pooled asyncpg connection."""
+        """``sql``'s rows through ormar's query executor on the arm's one pooled connection (asyncpg, aiomysql)."""
         assert self.db is not None
         async with self.db.get_query_executor() as executor:
             return [tuple(r.values()) for r in await executor.fetch_all(sqlalchemy.text(sql))]
 
     def describe(self) -> dict[str, Any]:
+        out = super().describe()
         try:
             import asyncpg
         except ImportError:  # SQLite only: the postgresql extra brings asyncpg
-            return super().describe()
-        return {**super().describe(), "postgresql_driver": f"asyncpg {asyncpg.__version__}"}
+            pass
+        else:
+            out["postgresql_driver"] = f"asyncpg {asyncpg.__version__}"
+        try:
+            out["mysql_driver"] = f"aiomysql {importlib.metadata.version('aiomysql')}"
+        except importlib.metadata.PackageNotFoundError:  # the mysql extra brings aiomysql
+            pass
+        return out
 
     @asynccontextmanager
     async def aiosqlite_connection(self) -> AsyncIterator[Any]:

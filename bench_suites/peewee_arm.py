@@ -1,4 +1,5 @@
-"""The peewee arm: peewee's Model API on ``SqliteDatabase`` (stdlib sqlite3) or ``PostgresqlDatabase`` (psycopg2).
+"""The peewee arm: peewee's Model API on ``SqliteDatabase`` (stdlib sqlite3), ``PostgresqlDatabase`` (psycopg2)
+or ``MySQLDatabase`` (PyMySQL).
 
 Models are built per arm instance on a deferred ``SqliteDatabase(None)``;
 ``open()`` points it at the file with the suite's pragmas. peewee sets no
@@ -14,6 +15,13 @@ as on SQLite. Two field classes differ there: ``DoubleField`` for floats (peewee
 ``FloatField`` is ``REAL`` on PostgreSQL, 4 bytes) and ``playhouse.postgres_ext.BinaryJSONField``
 (``jsonb``) for JSON, whose default GIN index is turned off (the canonical schema indexes
 level, text and parent_id only).
+
+On MariaDB ``open()`` rebuilds the models on ``MySQLDatabase`` (its adapter is PyMySQL, which peewee
+imports first and documents; ``mariadb=True`` for MariaDB's JSON flavour), connected with
+``autocommit=True`` and ``utf8mb4`` as peewee does. Three field classes differ: ``DoubleField`` (peewee's
+``FloatField`` is a 4-byte ``FLOAT`` there), a ``DateTimeField`` declared ``DATETIME(6)`` (peewee's is
+``DATETIME``, which drops microseconds), and ``playhouse.mysql_ext.MySQLJSONField`` (MariaDB's ``JSON``,
+a ``LONGTEXT`` with a ``json_valid`` check).
 
 Test 2's many-to-many is an explicit through model (``JournalLink``) with two
 foreign keys to ``Journal``: peewee's ``ManyToManyField`` cannot point at its
@@ -31,6 +39,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import peewee as pw
+from playhouse.mysql_ext import MySQLJSONField
 from playhouse.postgres_ext import BinaryJSONField
 from playhouse.sqlite_ext import JSONField
 
@@ -77,16 +86,30 @@ _PG_WIDE_FIELDS: dict[str, Any] = {
 }
 
 
-def _psycopg2_version() -> str:
-    """The psycopg2 that peewee's PostgresqlDatabase uses (its default adapter), without importing it."""
+#: MariaDB: FloatField is FLOAT (4 bytes) there too; MySQLJSONField is peewee's JSON field for MySQL/MariaDB
+_MYSQL_WIDE_FIELDS: dict[str, Any] = {**_WIDE_FIELDS, "float": pw.DoubleField, "json": MySQLJSONField}
+
+
+class MicrosecondDateTimeField(pw.DateTimeField):
+    """``DATETIME(6)``: peewee's ``DateTimeField`` is ``DATETIME`` on MySQL, which keeps whole seconds only."""
+
+    field_type = "DATETIME(6)"
+
+
+def _dist_version(*dists: str) -> str:
     import importlib.metadata
 
-    for dist in ("psycopg2", "psycopg2-binary"):
+    for dist in dists:
         try:
             return importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
             continue
     return "not installed"
+
+
+def _psycopg2_version() -> str:
+    """The psycopg2 that peewee's PostgresqlDatabase uses (its default adapter), without importing it."""
+    return _dist_version("psycopg2", "psycopg2-binary")
 
 
 def _default_of(f: Field) -> Any:
@@ -106,11 +129,13 @@ def _wide_field(f: Field, kinds: Mapping[str, Any]) -> pw.Field:
 
 def make_models(db: pw.Database, spec: ModelSpec) -> tuple[type[pw.Model], type[pw.Model] | None]:
     """The peewee models for a canonical model on ``db``: (Journal, JournalLink or None)."""
-    kinds = _PG_WIDE_FIELDS if isinstance(db, pw.PostgresqlDatabase) else _WIDE_FIELDS
+    mysql = isinstance(db, pw.MySQLDatabase)
+    kinds = (_PG_WIDE_FIELDS if isinstance(db, pw.PostgresqlDatabase) else _MYSQL_WIDE_FIELDS if mysql
+             else _WIDE_FIELDS)
     table = f"journal_{spec.name}"
     attrs: dict[str, Any] = {
         "id": pw.AutoField(),
-        "timestamp": pw.DateTimeField(),
+        "timestamp": MicrosecondDateTimeField() if mysql else pw.DateTimeField(),
         "level": pw.IntegerField(index=True),
         "text": pw.CharField(max_length=TEXT_MAX, index=True),
     }
@@ -154,7 +179,7 @@ class PeeweeArm(SqliteArm):
     label = "peewee"
     driver = "sqlite3"
     packages = ("peewee",)
-    databases = ("sqlite", "postgresql")
+    databases = ("sqlite", "postgresql", "mysql")
     #: ``Model.bulk_create`` sets ids only if the database was made with
     #: ``returning_clause=True`` (not the default on SQLite); this arm keeps
     #: the default, so the bulk-inserted objects keep ``id=None``. On PostgreSQL
@@ -185,9 +210,19 @@ class PeeweeArm(SqliteArm):
             "there is no bound-parameter limit to cut it at; on SQLite it is cut at SQLite's variable limit), "
             "with RETURNING \"id\" (peewee's returning_clause on PostgreSQL), so the objects get their ids"
         ),
+        "mysql:wide": (
+            "float is DoubleField (DOUBLE PRECISION: FloatField is a 4-byte FLOAT on MySQL); decimal DecimalField(10, 2), "
+            "NUMERIC(10,2); json playhouse.mysql_ext.MySQLJSONField (MariaDB JSON: LONGTEXT with json_valid); "
+            "defaults are peewee (Python-side) defaults, as on SQLite"
+        ),
+        "mysql": "timestamp is a DateTimeField declared DATETIME(6) (peewee's DATETIME keeps no microseconds)",
+        "mysql:insert_bulk": (
+            "bulk_create writes the whole batch in one multi-row INSERT (PyMySQL interpolates client-side: no "
+            "bound-parameter limit); MySQL has no RETURNING in peewee, so the objects keep id=None"
+        ),
     }
 
-    db: pw.SqliteDatabase | pw.PostgresqlDatabase
+    db: pw.SqliteDatabase | pw.PostgresqlDatabase | pw.MySQLDatabase
 
     def __init__(self, model: ModelSpec, settings: Settings) -> None:
         super().__init__(model, settings)
@@ -196,7 +231,7 @@ class PeeweeArm(SqliteArm):
         #: None on PostgreSQL (psycopg2 binds nothing on the server: no limit, one statement per batch)
         self._max_vars: int | None = variable_limit()
 
-    def _bind(self, db: pw.SqliteDatabase | pw.PostgresqlDatabase) -> None:
+    def _bind(self, db: pw.SqliteDatabase | pw.PostgresqlDatabase | pw.MySQLDatabase) -> None:
         """Build the models on ``db`` (a deferred database: the field classes depend on its kind)."""
         self.db = db
         self.Journal, self.Link = make_models(db, self.model)
@@ -212,12 +247,18 @@ class PeeweeArm(SqliteArm):
     def open(self, path: Path) -> None:
         self.path = path
         if is_server(path):
-            if not isinstance(self.db, pw.PostgresqlDatabase):
-                self._bind(pw.PostgresqlDatabase(None))
-            # psycopg2 (peewee's default adapter); peewee sets autocommit and sends no statement on connect
             params: dict[str, Any] = {"host": path.host, "port": path.port, "user": path.user}
-            if path.password is not None:
-                params["password"] = path.password
+            if path.db == "mysql":
+                if not isinstance(self.db, pw.MySQLDatabase):
+                    self._bind(pw.MySQLDatabase(None))
+                # PyMySQL; peewee connects with autocommit=True and charset utf8mb4, and sends nothing else
+                params.update(password=path.password or "", mariadb="mariadb" in str(path.server.version).lower())
+            else:
+                if not isinstance(self.db, pw.PostgresqlDatabase):
+                    self._bind(pw.PostgresqlDatabase(None))
+                # psycopg2 (peewee's default adapter); peewee sets autocommit and sends no statement on connect
+                if path.password is not None:
+                    params["password"] = path.password
             self.db.init(path.dbname, **params)
             self.db.connect()
             self._max_vars = None
@@ -240,7 +281,7 @@ class PeeweeArm(SqliteArm):
             self.db.close()
 
     def raw_connection(self) -> Any:
-        """The live sqlite3 connection, or on PostgreSQL the live psycopg2 connection."""
+        """The live sqlite3 connection, or on a server the live psycopg2 or PyMySQL connection."""
         return self.db.connection()
 
     def tables(self) -> SqlTables:
@@ -253,7 +294,10 @@ class PeeweeArm(SqliteArm):
     def before_restore(self) -> None:
         # every op leaves its db.atomic() block before restore; end a stray transaction anyway
         conn = self.db.connection()
-        if self.on_server:
+        if self.on_server and self.path.db == "mysql":
+            if conn.server_status & 1:  # SERVER_STATUS_IN_TRANS
+                self.db.rollback()
+        elif self.on_server:
             import psycopg2.extensions
 
             if conn.get_transaction_status() != psycopg2.extensions.TRANSACTION_STATUS_IDLE:
@@ -274,6 +318,11 @@ class PeeweeArm(SqliteArm):
             "postgresql_json_field": f"{BinaryJSONField.__module__}.{BinaryJSONField.__name__} (jsonb, index=False)",
             "postgresql_float_field": "peewee.DoubleField (DOUBLE PRECISION)",
             "postgresql_bulk_rows_per_statement": "the whole batch",
+            "mysql_driver": f"PyMySQL {_dist_version('PyMySQL')} (peewee MySQLDatabase's first adapter)",
+            "mysql_json_field": f"{MySQLJSONField.__module__}.{MySQLJSONField.__name__}",
+            "mysql_float_field": "peewee.DoubleField (DOUBLE PRECISION)",
+            "mysql_datetime_field": "DateTimeField as DATETIME(6)",
+            "mysql_bulk_rows_per_statement": "the whole batch",
         }
 
     # -- building states --------------------------------------------------------
@@ -318,7 +367,7 @@ class PeeweeArm(SqliteArm):
     def insert_bulk(self, objs: list[pw.Model]) -> None:
         # bulk_create writes every field but the auto-increment id; the largest batch
         # SQLite allows was the fastest (fewer, longer statements) in our measurements.
-        # PostgreSQL (psycopg2: no bound-parameter limit): the whole batch in one statement
+        # PostgreSQL and MariaDB (client-side interpolation: no bound-parameter limit): the whole batch at once
         rows = None if self._max_vars is None else rows_per_statement(self._max_vars, len(self._fields) - 1)
         with self.db.atomic():
             self.Journal.bulk_create(objs, batch_size=rows)

@@ -72,7 +72,7 @@ from pytest_ormbench.contract import (
     Unsupported,
 )
 from pytest_ormbench.databases import is_server
-from pytest_ormbench.pg_support import server_restore
+from pytest_ormbench.server_support import server_restore
 from pytest_ormbench.sqlite_support import (
     AiosqliteArm,
     SqlTables,
@@ -167,6 +167,8 @@ class PiccoloArm(AiosqliteArm):
     label = "Piccolo"
     packages = ("piccolo", "aiosqlite")
     databases = ("sqlite", "postgresql")
+    database_notes = {"mysql": "Piccolo has no MySQL or MariaDB engine (its engines are PostgreSQL, CockroachDB and "
+                               "SQLite; MySQL support is an open request, piccolo-orm/piccolo#640)"}
     bulk_sets_ids = True
     unsupported = {
         "filter_tuples": "Piccolo has no row-tuple output: select() returns dicts, and output(as_list=True) "

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 
 import asyncpg
 
-from bench_suites._pg_control import ControlRows, ControlSql
+from bench_suites._control_sql import ControlRows, ControlSql
 from pytest_ormbench.sqlite_support import AiosqliteArm as AsyncSqlArm
 from pytest_ormbench.sqlite_support import SqlTables
 

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 import psycopg
 from psycopg.types.json import Jsonb
 
-from bench_suites._pg_control import ControlRows, ControlSql, for_psycopg
+from bench_suites._control_sql import ControlRows, ControlSql, for_psycopg
 from pytest_ormbench.sqlite_support import SqliteArm as SqlArm
 from pytest_ormbench.sqlite_support import SqlTables
 

@@ -16,4 +16,4 @@ class SQLAlchemyArm(SyncOps):
     packages = ("SQLAlchemy",)
     flavor = sa_flavor()
     deviations = DEVIATIONS
-    databases = ("sqlite", "postgresql")
+    databases = ("sqlite", "postgresql", "mysql")

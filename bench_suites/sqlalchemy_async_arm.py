@@ -15,4 +15,4 @@ class SQLAlchemyAsyncArm(AsyncOps):
     packages = ("SQLAlchemy", "aiosqlite", "greenlet")
     flavor = sa_flavor()
     deviations = DEVIATIONS
-    databases = ("sqlite", "postgresql")
+    databases = ("sqlite", "postgresql", "mysql")

@@ -16,7 +16,7 @@ class SQLModelArm(SyncOps):
     packages = ("sqlmodel", "SQLAlchemy")
     flavor = sqlmodel_flavor()
     deviations = DEVIATIONS
-    databases = ("sqlite", "postgresql")
+    databases = ("sqlite", "postgresql", "mysql")
 
     @classmethod
     def session_class(cls) -> type:

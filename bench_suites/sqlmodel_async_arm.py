@@ -15,7 +15,7 @@ class SQLModelAsyncArm(AsyncOps):
     packages = ("sqlmodel", "SQLAlchemy", "aiosqlite", "greenlet")
     flavor = sqlmodel_flavor()
     deviations = DEVIATIONS
-    databases = ("sqlite", "postgresql")
+    databases = ("sqlite", "postgresql", "mysql")
 
     @classmethod
     def session_class(cls) -> type:

@@ -1,4 +1,4 @@
-"""The SQLObject arm (sync; sqlite3, or psycopg 3 on PostgreSQL).
+"""The SQLObject arm (sync; sqlite3, psycopg 3 on PostgreSQL, or mysqlclient on MariaDB).
 
 SQLObject is an active-record ORM: creating an object INSERTs its row (and
 reads it back), assigning an attribute UPDATEs its column. So ``build()`` can
@@ -22,6 +22,14 @@ puts the connection in autocommit mode, and a transaction switches autocommit of
 of classes (registry ``ormbench_sqlobject_pg``) because JSON is :class:`JsonbCol` (``jsonb``) there;
 every other column maps as on SQLite: ``FLOAT`` is double precision on PostgreSQL,
 ``DECIMAL(10, 2)``, ``TIMESTAMP``, ``VARCHAR(255)``, ``TEXT``.
+
+On MariaDB it is SQLObject's :class:`MySQLConnection` from ``mysql://user@host:port/dbname?driver=mysqldb``:
+mysqlclient, the first driver SQLObject tries, held to one connection the same way (with the client
+library's default charset: SQLObject also takes ``charset=`` as a Python codec, which ``utf8mb4`` is not);
+SQLObject switches the driver's autocommit on and a transaction off and on again, as on PostgreSQL. The
+SQLite models serve: ``FloatCol`` is ``DOUBLE PRECISION`` there, ``DateTimeCol`` ``DATETIME(6)`` (SQLObject
+asks for microseconds when the server has them), ``DecimalCol`` ``DECIMAL(10, 2)``, and ``JSONCol`` ``TEXT``
+(SQLObject has no JSON column for MySQL).
 
 Cache: SQLObject's per-connection object cache is left on (its default, how
 users run it). It is emptied on every restore, so no round reads objects that an
@@ -52,6 +60,7 @@ from sqlobject import (
     StringCol,
 )
 from sqlobject.dbconnection import ConnectionHub
+from sqlobject.mysql.mysqlconnection import MySQLConnection
 from sqlobject.postgres.pgconnection import PostgresConnection
 from sqlobject.sqlbuilder import Select
 from sqlobject.sqlite.sqliteconnection import SQLiteConnection
@@ -73,6 +82,8 @@ _REGISTRY = "ormbench_sqlobject"
 _PG_REGISTRY = "ormbench_sqlobject_pg"
 #: SQLObject's PostgreSQL driver (its ``driver=`` URI parameter): psycopg 3, the first it tries by default
 PG_DRIVER = "psycopg"
+#: SQLObject's MySQL driver: mysqlclient (``mysqldb``), the first it tries by default
+MYSQL_DRIVER = "mysqldb"
 
 
 # --------------------------------------------------------------------------
@@ -189,21 +200,26 @@ class _OneConnection(SQLiteConnection):
         return conn
 
 
-class _OnePgConnection(PostgresConnection):
-    """SQLObject's PostgreSQL connection, held to one DB-API connection (as :class:`_OneConnection`).
+class _HeldToOne:
+    """A SQLObject server connection held to one DB-API connection (as :class:`_OneConnection`).
 
-    Made with ``connectionFromURI``; SQLObject's pool opens the driver connection lazily, in
-    autocommit mode. The durability is the server's: nothing to apply on the connection.
+    Made with ``connectionFromURI``; SQLObject's pool opens the driver connection lazily, in autocommit
+    mode. The durability is the server's: nothing to apply on the connection.
     """
 
     raw: Any = None
+    engine = "server"
 
     def makeConnection(self) -> Any:
         if self.raw is not None:
-            raise RuntimeError("SQLObject tried to open a second PostgreSQL connection; the arm allows one")
-        conn = super().makeConnection()
+            raise RuntimeError(f"SQLObject tried to open a second {self.engine} connection; the arm allows one")
+        conn = super().makeConnection()  # type: ignore[misc]
         self.raw = conn
         return conn
+
+
+class _OnePgConnection(_HeldToOne, PostgresConnection):
+    engine = "PostgreSQL"
 
     def in_transaction(self) -> bool:
         """Whether the driver connection is inside a transaction (psycopg 3 or psycopg2)."""
@@ -215,11 +231,26 @@ class _OnePgConnection(PostgresConnection):
         return raw.get_transaction_status() != self.module.extensions.TRANSACTION_STATUS_IDLE
 
 
-def _pg_driver_version() -> str:
-    """The version of the driver the PostgreSQL branch uses (describe() runs on an unopened arm)."""
+class _OneMysqlConnection(_HeldToOne, MySQLConnection):
+    engine = "MariaDB"
+
+    def in_transaction(self) -> bool:
+        """Whether the driver connection is inside a transaction (MariaDB's ``@@in_transaction``)."""
+        if self.raw is None:
+            return False
+        cur = self.raw.cursor()
+        try:
+            cur.execute("SELECT @@in_transaction")
+            return bool(cur.fetchone()[0])
+        finally:
+            cur.close()
+
+
+def _driver_version(*dists: str) -> str:
+    """The version of a server driver (describe() runs on an unopened arm)."""
     import importlib.metadata
 
-    for dist in (("psycopg",) if PG_DRIVER == "psycopg" else ("psycopg2", "psycopg2-binary")):
+    for dist in dists:
         try:
             return importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
@@ -237,7 +268,7 @@ class SQLObjectArm(SqliteArm):
     label = "SQLObject"
     driver = "sqlite3"
     packages = ("SQLObject",)
-    databases = ("sqlite", "postgresql")
+    databases = ("sqlite", "postgresql", "mysql")
     bulk_sets_ids = False
     unsupported = {
         "insert_bulk": "SQLObject has no bulk insert: objects are inserted one by one as they are created",
@@ -278,11 +309,15 @@ class SQLObjectArm(SqliteArm):
         "postgresql": "SQLObject renders values into the SQL text on PostgreSQL too (psycopg 3 sends the "
                       "statements without bound parameters); its INSERT carries RETURNING id, then SELECTs the "
                       "new row as on SQLite",
+        "mysql:wide": "JSONCol is TEXT (SQLObject has no JSON column for MySQL; 64 KiB at most); FloatCol is "
+                      "DOUBLE PRECISION, DecimalCol DECIMAL(10,2), DateTimeCol DATETIME(6); defaults are Python-side",
+        "mysql": "SQLObject renders values into the SQL text (mysqlclient sends no bound parameters either); its "
+                 "INSERT is followed by a SELECT of the new row, as on SQLite",
         "*": "SQLObject renders values into the SQL text (no bound parameters), so every statement "
              "with new values is new SQL to SQLite",
     }
 
-    so_conn: _OneConnection | _OnePgConnection | None = None
+    so_conn: _OneConnection | _OnePgConnection | _OneMysqlConnection | None = None
 
     def __init__(self, model: ModelSpec, settings: Settings) -> None:
         super().__init__(model, settings)
@@ -291,13 +326,17 @@ class SQLObjectArm(SqliteArm):
 
     # -- connection -----------------------------------------------------------
     def open(self, path: Path) -> None:
-        self.m = _models(self.model, server=is_server(path))
+        # PostgreSQL has models of its own (JsonbCol); MariaDB uses the SQLite ones (JSONCol is TEXT there)
+        self.m = _models(self.model, server=is_server(path) and path.db == "postgresql")
         self.Journal = self.m.journal
         hub = self.m.hub
         if getattr(hub, "processConnection", None) is not None:
             raise RuntimeError(f"another SQLObject arm for {self.model.name!r} is still open in this process")
         self.path = path
-        if is_server(path):
+        if is_server(path) and path.db == "mysql":
+            self.so_conn = _OneMysqlConnection.connectionFromURI(
+                f"{path.url('mysql')}?driver={MYSQL_DRIVER}")
+        elif is_server(path):
             self.so_conn = _OnePgConnection.connectionFromURI(f"{path.url('postgres')}?driver={PG_DRIVER}")
         else:
             self.so_conn = _OneConnection(str(path), self.settings)
@@ -309,7 +348,9 @@ class SQLObjectArm(SqliteArm):
             return
         raw = self.so_conn.raw
         self.so_conn.close()
-        if raw is not None:
+        # SQLObject's close may have closed it already (mysqlclient refuses a second close; sqlite3 and psycopg
+        # do not mind)
+        if raw is not None and not getattr(raw, "closed", False) and getattr(raw, "open", True):
             raw.close()
         self.so_conn.raw = None
         self.so_conn.cache.clear()
@@ -317,7 +358,7 @@ class SQLObjectArm(SqliteArm):
         self.so_conn = None
 
     def raw_connection(self) -> Any:
-        """The one live sqlite3 connection, or on PostgreSQL the one psycopg connection."""
+        """The one live sqlite3 connection, or on a server the one psycopg or mysqlclient connection."""
         assert self.so_conn is not None, "open() first"
         if self.so_conn.raw is None:
             # SQLObject's own way to the DB-API connection; it goes back to
@@ -337,7 +378,7 @@ class SQLObjectArm(SqliteArm):
     def before_restore(self) -> None:
         assert self.so_conn is not None
         raw = self.raw_connection()
-        if isinstance(self.so_conn, _OnePgConnection):
+        if isinstance(self.so_conn, (_OnePgConnection, _OneMysqlConnection)):
             open_tx = self.so_conn.in_transaction()  # the harness's TRUNCATE would wait for its locks
         else:
             open_tx = raw.in_transaction
@@ -353,8 +394,10 @@ class SQLObjectArm(SqliteArm):
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "sqlobject_cache": "on (default), emptied on restore",
                 "cacheValues": self.Journal.sqlmeta.cacheValues, "lazyUpdate": self.Journal.sqlmeta.lazyUpdate,
-                "postgresql_driver": f"{PG_DRIVER} {_pg_driver_version()} (postgres:// URI, driver={PG_DRIVER})",
-                "postgresql_json_col": "JsonbCol (jsonb)"}
+                "postgresql_driver": f"{PG_DRIVER} {_driver_version(PG_DRIVER)} (postgres:// URI, driver={PG_DRIVER})",
+                "postgresql_json_col": "JsonbCol (jsonb)",
+                "mysql_driver": f"mysqlclient {_driver_version('mysqlclient')} (mysql:// URI, driver={MYSQL_DRIVER})",
+                "mysql_json_col": "JSONCol (TEXT)"}
 
     # -- objects --------------------------------------------------------------
     def _kwargs(self, row: Mapping[str, Any]) -> dict[str, Any]:

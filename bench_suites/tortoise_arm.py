@@ -1,4 +1,4 @@
-"""The Tortoise ORM arm (async: aiosqlite on SQLite, asyncpg on PostgreSQL).
+"""The Tortoise ORM arm (async: aiosqlite on SQLite, asyncpg on PostgreSQL, asyncmy on MariaDB).
 
 Tortoise keeps its state (apps, connections) in a ``TortoiseContext`` held in a
 context variable. The harness drives each coroutine with
@@ -23,10 +23,18 @@ asyncpg's pool resets a connection it gets back (``Connection.reset()``: one
 as it does for every Tortoise user on PostgreSQL. The durability is read back on
 that connection through Tortoise's raw-SQL API (``client.execute_query``,
 :meth:`TortoiseArm.server_rows`); the harness restores in place on its own connection.
+
+On MariaDB the connection is Tortoise's ``mysql://`` URL, its documented client asyncmy, with the same
+pool of one connection (``minsize=1&maxsize=1``). Tortoise connects in autocommit mode, with
+``charset=utf8mb4`` and its default session ``sql_mode=STRICT_TRANS_TABLES``, and asyncmy's pool hands a
+connection back without a reset round trip. Tortoise's own MySQL types keep the data exact:
+DatetimeField ``DATETIME(6)``, FloatField ``DOUBLE``, DecimalField ``DECIMAL(10,2)``, JSONField ``JSON``
+(MariaDB's LONGTEXT with a ``json_valid`` check).
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import sys
 import types
 from contextlib import asynccontextmanager
@@ -53,10 +61,11 @@ from pytest_ormbench.sqlite_support import LINK_FROM, LINK_TO, AiosqliteArm, Sql
 
 APP = "models"
 CONNECTION = "default"
-#: the connection's name on PostgreSQL. Tortoise caches each model's compiled INSERT/UPDATE/DELETE per
-#: process in ``EXECUTOR_CACHE``, keyed by (connection name, schema, table) and never by dialect: under
-#: one name, a process that ran the SQLite arm would send SQLite's ``?`` placeholders to PostgreSQL.
-SERVER_CONNECTION = "postgresql"
+#: the connection's name on each server database. Tortoise caches each model's compiled INSERT/UPDATE/DELETE
+#: per process in ``EXECUTOR_CACHE``, keyed by (connection name, schema, table) and never by dialect: under
+#: one name, a process that ran the SQLite arm would send SQLite's ``?`` placeholders to PostgreSQL (or
+#: PostgreSQL's ``$1`` to MariaDB).
+SERVER_CONNECTIONS = {"postgresql": "postgresql", "mysql": "mysql"}
 
 # --------------------------------------------------------------------------
 # Models: one Tortoise model per canonical model, built from contract.MODELS
@@ -161,7 +170,7 @@ class TortoiseArm(AiosqliteArm):
     name = "tortoise"
     label = "Tortoise ORM"
     packages = ("tortoise-orm", "aiosqlite")
-    databases = ("sqlite", "postgresql")
+    databases = ("sqlite", "postgresql", "mysql")
     bulk_sets_ids = False  # bulk_create runs executemany: objects keep pk None
     deviations = {
         "*": "Tortoise's schema declares id INTEGER PRIMARY KEY AUTOINCREMENT, so every insert also "
@@ -181,6 +190,20 @@ class TortoiseArm(AiosqliteArm):
               "index kept up on every link write; Tortoise creates no index on to_id, the arm adds one "
               "(as the control arm has) so that ON DELETE CASCADE does not scan the link table per deleted row",
         "insert_bulk": "bulk_create() does not set ids on the objects (executemany, no RETURNING)",
+        "mysql": "MariaDB: asyncmy (Tortoise's documented MySQL client) through Tortoise's mysql:// client, its "
+                 "pool capped at one connection (minsize=1, maxsize=1); autocommit on (Tortoise forces it), "
+                 "charset utf8mb4, and Tortoise's default session sql_mode=STRICT_TRANS_TABLES (in place of the "
+                 "server's); asyncmy's pool does no reset when the connection comes back; ids are "
+                 "INT AUTO_INCREMENT, an insert's id is the cursor's lastrowid; DatetimeField is Tortoise's own "
+                 "DATETIME(6) (the subclass only changes PostgreSQL's type)",
+        "mysql:wide": "MariaDB: Tortoise's own types, DecimalField DECIMAL(10,2), FloatField DOUBLE, JSONField "
+                      "JSON (MariaDB's LONGTEXT with a json_valid check; Tortoise writes compact JSON), "
+                      "TextField LONGTEXT (the control arm: TEXT)",
+        "mysql:fk": "MariaDB: the link table's to_id index the arm adds takes the place of the one InnoDB would "
+                    "create for the foreign key itself (no extra index); both link columns are FOREIGN KEYs "
+                    "ON DELETE CASCADE, parent_id ON DELETE SET NULL",
+        "mysql:insert_bulk": "MariaDB: bulk_create() runs asyncmy's executemany, one multi-row INSERT per "
+                             "statement-length chunk; no ids set on the objects",
     }
 
     #: add an index on the link table's to_id (see create_schema)
@@ -211,8 +234,10 @@ class TortoiseArm(AiosqliteArm):
 
     @staticmethod
     def _server_url(location: Any) -> str:
-        """Tortoise's asyncpg URL, its pool capped at one connection (the client's minsize/maxsize)."""
-        return location.url("asyncpg") + "?minsize=1&maxsize=1"
+        """Tortoise's asyncpg (PostgreSQL) or mysql (asyncmy) URL, its pool capped at one connection (the
+        client's minsize/maxsize; the MySQL client's charset defaults to utf8mb4)."""
+        scheme = "mysql" if location.db == "mysql" else "asyncpg"
+        return location.url(scheme) + "?minsize=1&maxsize=1"
 
     def open(self, path: Path) -> Any:
         self.path = path
@@ -224,7 +249,7 @@ class TortoiseArm(AiosqliteArm):
 
     async def _open(self, path: Path) -> None:
         if is_server(path):
-            name, connection = SERVER_CONNECTION, self._server_url(path)
+            name, connection = SERVER_CONNECTIONS[path.db], self._server_url(path)
         else:
             name, connection = CONNECTION, {"engine": "tortoise.backends.sqlite",
                                             "credentials": self._credentials(path)}
@@ -236,7 +261,7 @@ class TortoiseArm(AiosqliteArm):
         }
         await Tortoise.init(config=config)
         self.client = Tortoise.get_connection(name)
-        # connect now: on SQLite the pragmas applied, one handle; on PostgreSQL the pool and its one connection
+        # connect now: on SQLite the pragmas applied, one handle; on a server the pool and its one connection
         await self.client.create_connection(with_db=True)
 
     def close(self) -> Any:
@@ -248,16 +273,28 @@ class TortoiseArm(AiosqliteArm):
         return ctx.close_connections()
 
     async def server_rows(self, sql: str) -> list[tuple[Any, ...]]:
-        """``sql``'s rows through Tortoise's raw-SQL API, on the pool's one asyncpg connection."""
+        """``sql``'s rows through Tortoise's raw-SQL API, on the pool's one connection (asyncpg records
+        on PostgreSQL, dicts keyed by column on MariaDB)."""
         _, rows = await self.client.execute_query(sql)
-        return [tuple(r) for r in rows]
+        return [tuple(r.values()) if isinstance(r, dict) else tuple(r) for r in rows]
 
     def describe(self) -> dict[str, Any]:
+        out = super().describe()
         try:
             import asyncpg
         except ImportError:  # SQLite only: asyncpg is what the PostgreSQL branch needs
-            return super().describe()
-        return {**super().describe(), "postgresql_driver": f"asyncpg {asyncpg.__version__}"}
+            pass
+        else:
+            out["postgresql_driver"] = f"asyncpg {asyncpg.__version__}"
+        try:
+            out["mysql_driver"] = f"asyncmy {importlib.metadata.version('asyncmy')}"
+        except importlib.metadata.PackageNotFoundError:  # Tortoise falls back to aiomysql without asyncmy
+            pass
+        return out
+
+    def _quote(self, name: str) -> str:
+        """An identifier quoted for the arm's database (backticks on MariaDB: its sql_mode has no ANSI_QUOTES)."""
+        return f"`{name}`" if self.on_server and self.path.db == "mysql" else f'"{name}"'
 
     @asynccontextmanager
     async def aiosqlite_connection(self) -> AsyncIterator[Any]:
@@ -271,8 +308,8 @@ class TortoiseArm(AiosqliteArm):
             # Tortoise indexes the through table only by UNIQUE(from_id, to_id);
             # without an index on to_id, ON DELETE CASCADE scans the whole link
             # table for every deleted row. The control arm indexes both columns.
-            link = _link_table(self.model)
-            await self.client.execute_script(f'CREATE INDEX "idx_{link}_to" ON "{link}" ("{LINK_TO}")')
+            link, q = _link_table(self.model), self._quote
+            await self.client.execute_script(f"CREATE INDEX {q(f'idx_{link}_to')} ON {q(link)} ({q(LINK_TO)})")
 
     # restore (AiosqliteArm's): no transaction is open between ops and Tortoise keeps no identity
     # map, so the pages are overwritten in place, keeping the connection (and Tortoise's compiled
@@ -284,9 +321,10 @@ class TortoiseArm(AiosqliteArm):
         # into the relation's own through table and key columns in one
         # executemany; tests/test_arm_tortoise.py checks that ``links.add()``
         # writes the same (from_id, to_id) rows.
-        m2m = self.cls._meta.fields_map["links"]
-        marks = "$1, $2" if self.on_server else "?, ?"  # asyncpg's placeholders, or sqlite3's
-        sql = (f'INSERT INTO "{m2m.through}" ("{m2m.backward_key}", "{m2m.forward_key}") '
+        m2m, q = self.cls._meta.fields_map["links"], self._quote
+        # asyncpg's placeholders, asyncmy's, or sqlite3's
+        marks = {"postgresql": "$1, $2", "mysql": "%s, %s"}[self.path.db] if self.on_server else "?, ?"
+        sql = (f"INSERT INTO {q(m2m.through)} ({q(m2m.backward_key)}, {q(m2m.forward_key)}) "
                f"VALUES ({marks})")
         async with in_transaction() as conn:
             await conn.execute_many(sql, [[a, b] for a, b in links])

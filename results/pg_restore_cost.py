@@ -19,14 +19,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _timing import median_ms as _ms  # puts the repository on sys.path
 
 import psycopg  # noqa: E402
 
@@ -36,15 +33,6 @@ from pytest_ormbench.databases.postgresql import SERVER_ENV, PostgresDatabase  #
 from pytest_ormbench.plan import Sizes, make_plan  # noqa: E402
 from pytest_ormbench.registry import import_arm  # noqa: E402
 from pytest_ormbench.runner import ensure_template  # noqa: E402
-
-
-def _ms(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1000
 
 
 def main() -> int:

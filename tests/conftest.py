@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -138,6 +139,9 @@ def run_isolated(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
     """``python *args`` in a fresh interpreter at the repository root.
 
     Arm tests use it because ORMs change process-wide state on import (sqlite3 adapters,
-    event loops), which must not leak into other tests. ``-c`` scripts see the root on sys.path.
+    event loops), which must not leak into other tests. ``-c`` scripts see the root on sys.path,
+    and this folder after everything else (a script on a server imports ``server_helpers``).
     """
-    return subprocess.run([sys.executable, *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout)
+    path = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(REPO_ROOT / "tests")) if p)
+    return subprocess.run([sys.executable, *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, "PYTHONPATH": path})

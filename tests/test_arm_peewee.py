@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_isolated
+import server_helpers
 
 if importlib.util.find_spec("peewee") is None:
     pytest.skip("peewee is not installed", allow_module_level=True)
@@ -71,98 +72,80 @@ def test_peewee_arm_relations_and_pragmas(tmp_path: Path) -> None:
 
 ON_POSTGRESQL = textwrap.dedent(
     """
-    import datetime as dt, json, os, sys, time
+    import datetime as dt, sys
     from pathlib import Path
     from pytest_ormbench.contract import MODELS, Settings
-    from pytest_ormbench.databases import pg_server
-    from pytest_ormbench.databases.postgresql import SERVER_ENV, PostgresDatabase
     from bench_suites.peewee_arm import PeeweeArm
+    from server_helpers import new_template, on_server, wait_closed, work_copy
 
     tmp = Path(sys.argv[1])
     settings = Settings()
-    with pg_server.start_server() as srv:
-        os.environ[SERVER_ENV] = json.dumps(srv.info.to_json())
-        db = PostgresDatabase()
+    with on_server("postgresql", tmp) as (db, _):
+        # Test 3's types as peewee maps them on PostgreSQL
+        wide = new_template(db, tmp, "wide")
+        arm = PeeweeArm(MODELS["wide"], settings)
+        arm.open(wide)
         try:
-            # Test 3's types as peewee maps them on PostgreSQL
-            wide = db.location(tmp / "templates", "wide")
-            db.create_empty(wide)
-            arm = PeeweeArm(MODELS["wide"], settings)
-            arm.open(wide)
-            try:
-                arm.create_schema()
-            finally:
-                arm.close()
-            types = db.column_types(wide)
-            assert types["journal_wide.col_float_1"] == "double precision", types  # DoubleField, not REAL
-            assert types["journal_wide.col_json_4"] == "jsonb", types
-            assert types["journal_wide.col_decimal_2"] == "numeric(10,2)", types
-            assert types["journal_wide.timestamp"] == "timestamp without time zone", types
-            indexes = [d for (d,) in db._conn(wide).execute(
-                "SELECT indexdef FROM pg_indexes WHERE schemaname = 'public'")]
-            assert len(indexes) == 3 and not any("gin" in d.lower() for d in indexes), indexes  # pk, level, text
-
-            # Test 2: real relations, one psycopg2 connection, the server's durability read back
-            tmpl = db.location(tmp / "templates", "fk")
-            db.create_empty(tmpl)
-            arm = PeeweeArm(MODELS["fk"], settings)
-            arm.open(tmpl)
-            try:
-                assert arm.on_server and type(arm.raw_connection()).__module__.startswith("psycopg2")
-                assert arm.pragmas() == db.expected_durability(settings), arm.pragmas()
-                arm.create_schema()
-                t = dt.datetime(2026, 1, 1)
-                rows = [{"id": i, "timestamp": t, "level": 10, "text": f"r{i}", "parent_id": 1 if i > 1 else None}
-                        for i in (1, 2, 3)]
-                arm.populate(rows, [(2, 1), (3, 1), (3, 2)])
-                J = arm.Journal
-                root = J.get_by_id(1)
-                assert sorted(c.id for c in root.children) == [2, 3]
-                assert J.get_by_id(2).parent.id == 1
-                assert sorted(j.id for j in J.get_by_id(3).related()) == [1, 2]
-                assert sorted(j.id for j in root.related_to()) == [2, 3]
-                assert db.connections(tmpl) == 1
-            finally:
-                arm.close()
-            for _ in range(100):  # the server ends a closed connection's backend asynchronously
-                if db.connections(tmpl) == 0:
-                    break
-                time.sleep(0.05)
-            assert db.connections(tmpl) == 0
-            db.finish_template(tmpl)
-            work = db.location(tmp / "work", "fk")
-            db.copy(tmpl, work)
-            arm = PeeweeArm(MODELS["fk"], settings)
-            arm.open(work)
-            try:
-                conn = arm.raw_connection()
-                with arm.db.atomic():
-                    arm.Journal.get_by_id(1).delete_instance()
-                snap = arm.snapshot()
-                assert snap.rows[2]["parent_id"] is None and snap.rows[3]["parent_id"] is None  # ON DELETE SET NULL
-                assert snap.links == {(3, 2)}                                                    # ON DELETE CASCADE
-                arm.db.begin()  # a stray transaction: before_restore ends it, or TRUNCATE would wait for it
-                arm.Journal.get_by_id(2)
-                arm.restore(None)
-                assert arm.raw_connection() is conn and db.connections(work) == 1
-                assert len(arm.snapshot().rows) == 3 and arm.snapshot().links == {(2, 1), (3, 1), (3, 2)}
-                assert arm.Journal.create(timestamp=dt.datetime(2026, 1, 2), level=20, text="new").id == 4
-            finally:
-                arm.close()
+            arm.create_schema()
         finally:
-            db.drop_run(PostgresDatabase.run_prefix(tmp))
-            db.close_connections()
+            arm.close()
+        types = db.column_types(wide)
+        assert types["journal_wide.col_float_1"] == "double precision", types  # DoubleField, not REAL
+        assert types["journal_wide.col_json_4"] == "jsonb", types
+        assert types["journal_wide.col_decimal_2"] == "numeric(10,2)", types
+        assert types["journal_wide.timestamp"] == "timestamp without time zone", types
+        indexes = [d for (d,) in db._conn(wide).execute(
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = 'public'")]
+        assert len(indexes) == 3 and not any("gin" in d.lower() for d in indexes), indexes  # pk, level, text
+
+        # Test 2: real relations, one psycopg2 connection, the server's durability read back
+        tmpl = new_template(db, tmp, "fk")
+        arm = PeeweeArm(MODELS["fk"], settings)
+        arm.open(tmpl)
+        try:
+            assert arm.on_server and type(arm.raw_connection()).__module__.startswith("psycopg2")
+            assert arm.pragmas() == db.expected_durability(settings), arm.pragmas()
+            arm.create_schema()
+            t = dt.datetime(2026, 1, 1)
+            rows = [{"id": i, "timestamp": t, "level": 10, "text": f"r{i}", "parent_id": 1 if i > 1 else None}
+                    for i in (1, 2, 3)]
+            arm.populate(rows, [(2, 1), (3, 1), (3, 2)])
+            J = arm.Journal
+            root = J.get_by_id(1)
+            assert sorted(c.id for c in root.children) == [2, 3]
+            assert J.get_by_id(2).parent.id == 1
+            assert sorted(j.id for j in J.get_by_id(3).related()) == [1, 2]
+            assert sorted(j.id for j in root.related_to()) == [2, 3]
+            assert db.connections(tmpl) == 1
+        finally:
+            arm.close()
+        wait_closed(db, tmpl)
+        assert db.connections(tmpl) == 0
+        work = work_copy(db, tmpl, tmp, "fk")
+        arm = PeeweeArm(MODELS["fk"], settings)
+        arm.open(work)
+        try:
+            conn = arm.raw_connection()
+            with arm.db.atomic():
+                arm.Journal.get_by_id(1).delete_instance()
+            snap = arm.snapshot()
+            assert snap.rows[2]["parent_id"] is None and snap.rows[3]["parent_id"] is None  # ON DELETE SET NULL
+            assert snap.links == {(3, 2)}                                                    # ON DELETE CASCADE
+            arm.db.begin()  # a stray transaction: before_restore ends it, or TRUNCATE would wait for it
+            arm.Journal.get_by_id(2)
+            arm.restore(None)
+            assert arm.raw_connection() is conn and db.connections(work) == 1
+            assert len(arm.snapshot().rows) == 3 and arm.snapshot().links == {(2, 1), (3, 1), (3, 2)}
+            assert arm.Journal.create(timestamp=dt.datetime(2026, 1, 2), level=20, text="new").id == 4
+        finally:
+            arm.close()
     print("postgresql ok")
     """
 )
 
 
 def test_peewee_arm_on_postgresql(tmp_path: Path) -> None:
-    pg_server = pytest.importorskip("pytest_ormbench.databases.pg_server")
-    if pg_server.find_binaries() is None:
-        pytest.skip("no PostgreSQL server binaries here")
-    if importlib.util.find_spec("psycopg2") is None or importlib.util.find_spec("psycopg") is None:
-        pytest.skip("peewee's PostgreSQL driver (psycopg2) or the harness's (psycopg) is not installed")
+    server_helpers.skip_unless_runs("postgresql", "psycopg2")  # peewee's PostgreSQL driver
     proc = run_isolated("-c", ON_POSTGRESQL, str(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "postgresql ok" in proc.stdout

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_isolated
+import server_helpers
 
 if importlib.util.find_spec("sqlobject") is None:
     pytest.skip("SQLObject is not installed", allow_module_level=True)
@@ -83,115 +84,98 @@ def test_sqlobject_behaviour(tmp_path: Path) -> None:
 
 ON_POSTGRESQL = textwrap.dedent(
     """
-    import json, os, sys, time
+    import sys
     from pathlib import Path
     from pytest_ormbench.contract import MODELS, Settings
-    from pytest_ormbench.databases import pg_server
-    from pytest_ormbench.databases.postgresql import SERVER_ENV, PostgresDatabase
     from pytest_ormbench.plan import State
     from bench_suites.sqlobject_arm import SQLObjectArm
+    from server_helpers import new_template, on_server, wait_closed, work_copy
 
-    def wait_closed(db, loc):
-        for _ in range(100):  # the server ends a closed connection's backend asynchronously
-            if db.connections(loc) == 0:
-                return
-            time.sleep(0.05)
-        raise AssertionError(f"{db.connections(loc)} connection(s) still open")
+    def assert_closed(db, loc):
+        wait_closed(db, loc)
+        if db.connections(loc):
+            raise AssertionError(f"{db.connections(loc)} connection(s) still open")
 
     tmp = Path(sys.argv[1])
     settings = Settings()
-    with pg_server.start_server() as srv:
-        os.environ[SERVER_ENV] = json.dumps(srv.info.to_json())
-        db = PostgresDatabase()
+    with on_server("postgresql", tmp) as (db, _):
+        # Test 3's types: JsonbCol (jsonb); SQLObject writes None there as the JSON value null
+        wide = new_template(db, tmp, "wide")
+        arm = SQLObjectArm(MODELS["wide"], settings)
+        arm.open(wide)
         try:
-            # Test 3's types: JsonbCol (jsonb); SQLObject writes None there as the JSON value null
-            wide = db.location(tmp / "templates", "wide")
-            db.create_empty(wide)
-            arm = SQLObjectArm(MODELS["wide"], settings)
-            arm.open(wide)
-            try:
-                arm.create_schema()
-                arm.populate(State(MODELS["wide"], 3).rows(), [])
-            finally:
-                arm.close()
-            types = db.column_types(wide)
-            assert types["journal_wide.col_json_1"] == "jsonb", types
-            assert types["journal_wide.col_float_2"] == "double precision", types
-            assert types["journal_wide.col_decimal_1"] == "numeric(10,2)", types
-            got = db._conn(wide).execute("SELECT col_json_4 IS NULL, jsonb_typeof(col_json_4), col_text_4 IS NULL "
-                                         "FROM journal_wide").fetchall()
-            assert got == [(False, "null", True)] * 3, got
-
-            # Test 2 on one psycopg connection: relations, restore in place, the cache forgotten
-            tmpl = db.location(tmp / "templates", "fk")
-            db.create_empty(tmpl)
-            arm = SQLObjectArm(MODELS["fk"], settings)
-            arm.open(tmpl)
-            state = State(MODELS["fk"], 30)
-            try:
-                arm.create_schema()
-                arm.populate(state.rows(), state.links())
-            finally:
-                arm.close()
-            wait_closed(db, tmpl)
-            db.finish_template(tmpl)
-            work = db.location(tmp / "work", "fk")
-            db.copy(tmpl, work)
-            arm = SQLObjectArm(MODELS["fk"], settings)
-            arm.open(work)
-            try:
-                raw = arm.raw_connection()
-                assert type(raw).__module__.startswith("psycopg") and raw.autocommit
-                assert arm.pragmas() == db.expected_durability(settings), arm.pragmas()
-                before = db.statement_calls()
-                got = arm.get([1, 2, 3, 2])
-                after = db.statement_calls()
-                assert [o.id for o in got] == [1, 2, 3, 2]
-                selects = sum(n - before.get(q, 0) for q, n in after.items()
-                              if q.lstrip().upper().startswith("SELECT"))
-                assert selects == 4, (before, after)  # the repeat re-reads (obj.sync())
-                arm.update_partial(arm.load_all()[:3], [10, 20, 30])
-                J = arm.Journal
-                kids_of = {o.id: [c.id for c in o.children] for o in arm.load_all()}
-                with_parent = [r["id"] for r in state.rows() if r["parent_id"]]
-                assert sorted(i for ks in kids_of.values() for i in ks) == with_parent
-                assert {(o.id, t.id) for o in arm.load_all() for t in o.links} == set(state.links())
-                assert db.connections(work) == 1
-                parent = J.get(2)
-                kids = [c.id for c in parent.children]
-                assert kids
-                arm.delete([parent])
-                snap = arm.snapshot()
-                assert 2 not in snap.rows and all(snap.rows[k]["parent_id"] is None for k in kids)
-                assert not any(2 in link for link in snap.links)
-                raw.execute("BEGIN")  # a transaction left open must be refused before the restore, not waited on
-                try:
-                    arm.restore(None)
-                except RuntimeError as exc:
-                    assert "still open" in str(exc), exc
-                else:
-                    raise AssertionError("restore went on with a transaction open")
-                raw.execute("ROLLBACK")
-                arm.restore(None)
-                assert arm.raw_connection() is raw and db.connections(work) == 1
-                assert len(arm.snapshot().rows) == 30
-                assert not arm.so_conn.cache.caches[J.__name__].allIDs()
-            finally:
-                arm.close()
-            wait_closed(db, work)
+            arm.create_schema()
+            arm.populate(State(MODELS["wide"], 3).rows(), [])
         finally:
-            db.drop_run(PostgresDatabase.run_prefix(tmp))
-            db.close_connections()
+            arm.close()
+        types = db.column_types(wide)
+        assert types["journal_wide.col_json_1"] == "jsonb", types
+        assert types["journal_wide.col_float_2"] == "double precision", types
+        assert types["journal_wide.col_decimal_1"] == "numeric(10,2)", types
+        got = db._conn(wide).execute("SELECT col_json_4 IS NULL, jsonb_typeof(col_json_4), col_text_4 IS NULL "
+                                     "FROM journal_wide").fetchall()
+        assert got == [(False, "null", True)] * 3, got
+
+        # Test 2 on one psycopg connection: relations, restore in place, the cache forgotten
+        tmpl = new_template(db, tmp, "fk")
+        arm = SQLObjectArm(MODELS["fk"], settings)
+        arm.open(tmpl)
+        state = State(MODELS["fk"], 30)
+        try:
+            arm.create_schema()
+            arm.populate(state.rows(), state.links())
+        finally:
+            arm.close()
+        assert_closed(db, tmpl)
+        work = work_copy(db, tmpl, tmp, "fk")
+        arm = SQLObjectArm(MODELS["fk"], settings)
+        arm.open(work)
+        try:
+            raw = arm.raw_connection()
+            assert type(raw).__module__.startswith("psycopg") and raw.autocommit
+            assert arm.pragmas() == db.expected_durability(settings), arm.pragmas()
+            before = db.statement_calls()
+            got = arm.get([1, 2, 3, 2])
+            after = db.statement_calls()
+            assert [o.id for o in got] == [1, 2, 3, 2]
+            selects = sum(n - before.get(q, 0) for q, n in after.items()
+                          if q.lstrip().upper().startswith("SELECT"))
+            assert selects == 4, (before, after)  # the repeat re-reads (obj.sync())
+            arm.update_partial(arm.load_all()[:3], [10, 20, 30])
+            J = arm.Journal
+            kids_of = {o.id: [c.id for c in o.children] for o in arm.load_all()}
+            with_parent = [r["id"] for r in state.rows() if r["parent_id"]]
+            assert sorted(i for ks in kids_of.values() for i in ks) == with_parent
+            assert {(o.id, t.id) for o in arm.load_all() for t in o.links} == set(state.links())
+            assert db.connections(work) == 1
+            parent = J.get(2)
+            kids = [c.id for c in parent.children]
+            assert kids
+            arm.delete([parent])
+            snap = arm.snapshot()
+            assert 2 not in snap.rows and all(snap.rows[k]["parent_id"] is None for k in kids)
+            assert not any(2 in link for link in snap.links)
+            raw.execute("BEGIN")  # a transaction left open must be refused before the restore, not waited on
+            try:
+                arm.restore(None)
+            except RuntimeError as exc:
+                assert "still open" in str(exc), exc
+            else:
+                raise AssertionError("restore went on with a transaction open")
+            raw.execute("ROLLBACK")
+            arm.restore(None)
+            assert arm.raw_connection() is raw and db.connections(work) == 1
+            assert len(arm.snapshot().rows) == 30
+            assert not arm.so_conn.cache.caches[J.__name__].allIDs()
+        finally:
+            arm.close()
+        assert_closed(db, work)
     print("OK")
     """
 )
 
 
 def test_sqlobject_on_postgresql(tmp_path: Path) -> None:
-    pg_server = pytest.importorskip("pytest_ormbench.databases.pg_server")
-    if pg_server.find_binaries() is None:
-        pytest.skip("no PostgreSQL server binaries here")
-    if importlib.util.find_spec("psycopg") is None:
-        pytest.skip("psycopg (SQLObject's PostgreSQL driver here, and the harness's) is not installed")
+    server_helpers.skip_unless_runs("postgresql")  # psycopg: the harness's driver, and SQLObject's here
     proc = run_isolated("-c", ON_POSTGRESQL, str(tmp_path))
     assert proc.returncode == 0 and proc.stdout.strip().endswith("OK"), proc.stdout[-3000:] + proc.stderr[-3000:]

@@ -1,6 +1,6 @@
 """The Tortoise ORM arm: its
 Test 2 relations, the pragmas it undoes, and re-opening on another path after close();
-on PostgreSQL (where server binaries are here): the same relations, the column types, one connection."""
+on PostgreSQL and MariaDB (where server binaries are here): the same relations, the column types, one connection."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+
+import server_helpers
 
 pytest.importorskip("tortoise")
 pytest.importorskip("aiosqlite")
@@ -84,41 +86,10 @@ def test_pragmas_read_back_and_reopen(tmp_path: Path, journal: str) -> None:
         assert set(arm.snapshot().rows) == {1}
 
 
-# -- PostgreSQL -------------------------------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def pg_server():  # noqa: ANN201
-    pg = pytest.importorskip("pytest_ormbench.databases.pg_server")
-    pytest.importorskip("psycopg")
-    pytest.importorskip("asyncpg")
-    if pg.find_binaries() is None:
-        pytest.skip("no PostgreSQL server binaries here")
-    with pg.start_server() as srv:
-        yield srv
-
-
-@pytest.fixture
-def pg_location(pg_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN001, ANN201
-    """An empty database on the module's server, through the harness's own backend (snapshot reads through it)."""
-    from pytest_ormbench.databases import DATABASES
-    from pytest_ormbench.databases.postgresql import SERVER_ENV
-
-    monkeypatch.setenv(SERVER_ENV, json.dumps(pg_server.info.to_json()))
-    db = DATABASES["postgresql"]
-    db.close_connections()
-    monkeypatch.setattr(db, "_info", None)  # this module's server, not one an earlier test handed over
-    location = db.location(tmp_path / "work", "w")
-    db.create_empty(location)
-    yield db, location
-    db.drop_run(db.run_prefix(tmp_path))
-    db.close_connections()
-
-
-def test_on_postgresql_relations_types_and_one_connection(pg_location, tmp_path: Path) -> None:  # noqa: ANN001
+def _writes_on_sqlite_first(tmp_path: Path) -> None:
+    """Every kind of write on SQLite, in this process: what Tortoise compiles for it must not reach a server."""
     from bench_suites.tortoise_arm import TortoiseArm
 
-    # First on SQLite in this process: Tortoise caches compiled writes per (connection name, table), never
-    # per dialect, so PostgreSQL must not be handed SQLite's statements (the arm names the connections apart).
     lite = TortoiseArm(MODELS["fk"], Settings())
     drive(lite.open(tmp_path / "first.db"))
     try:
@@ -128,6 +99,29 @@ def test_on_postgresql_relations_types_and_one_connection(pg_location, tmp_path:
         drive(lite.delete(drive(lite.load_all())[:1]))
     finally:
         drive(lite.close())
+
+
+# -- PostgreSQL -------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def pg_server():  # noqa: ANN201
+    with server_helpers.started("postgresql", "asyncpg") as srv:
+        yield srv
+
+
+@pytest.fixture
+def pg_location(pg_server, tmp_path: Path):  # noqa: ANN001, ANN201
+    """An empty database on the module's server, through the harness's own backend (snapshot reads through it)."""
+    with server_helpers.empty_database("postgresql", tmp_path, server=pg_server, shared=True) as found:
+        yield found
+
+
+def test_on_postgresql_relations_types_and_one_connection(pg_location, tmp_path: Path) -> None:  # noqa: ANN001
+    from bench_suites.tortoise_arm import TortoiseArm
+
+    # First on SQLite in this process: Tortoise caches compiled writes per (connection name, table), never
+    # per dialect, so PostgreSQL must not be handed SQLite's statements (the arm names the connections apart).
+    _writes_on_sqlite_first(tmp_path)
 
     db, location = pg_location
     arm = TortoiseArm(MODELS["fk"], Settings())
@@ -165,3 +159,76 @@ def test_on_postgresql_the_wide_types(pg_location) -> None:  # noqa: ANN001
     types = db.column_types(location)
     assert {types[f"journal_wide.col_{kind}_1"] for kind in ("float", "decimal", "json")} == {
         "double precision", "numeric(10,2)", "jsonb"}
+
+
+# -- MariaDB ----------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def mysql_server():  # noqa: ANN201
+    with server_helpers.started("mysql", "asyncmy") as srv:  # asyncmy: Tortoise's MySQL client
+        yield srv
+
+
+@pytest.fixture
+def mysql_location(mysql_server, tmp_path: Path):  # noqa: ANN001, ANN201
+    """An empty database on the module's MariaDB, through the harness's own backend (snapshot reads through it)."""
+    with server_helpers.empty_database("mysql", tmp_path, server=mysql_server, shared=True) as found:
+        yield found
+
+
+def test_on_mariadb_relations_types_and_one_connection(mysql_location, tmp_path: Path) -> None:  # noqa: ANN001
+    from bench_suites.tortoise_arm import TortoiseArm
+
+    # SQLite first in this process: the compiled writes Tortoise caches per (connection name, table) must not
+    # reach MariaDB with SQLite's placeholders (the arm names each database's connection apart)
+    _writes_on_sqlite_first(tmp_path)
+
+    db, location = mysql_location
+    arm = TortoiseArm(MODELS["fk"], Settings())
+    drive(arm.open(location))
+    try:
+        assert arm.on_server
+        assert db.connections(location) == 1  # the pool's one asyncmy connection, opened in open()
+        assert drive(arm.pragmas()) == db.expected_durability(Settings())
+        drive(arm.create_schema())
+        _check_relations(arm)
+        drive(arm.update_partial(drive(arm.load_all()), [11, 12, 13]))
+        assert {r["level"] for r in arm.snapshot().rows.values()} == {11, 12, 13}
+        assert db.connections(location) == 1
+        assert db.open_transactions(location) == 0  # autocommit: reads leave nothing open
+        types = db.column_types(location)
+        assert types["journal_fk.timestamp"] == "datetime(6)"  # microseconds kept
+        indexed = {(str(t), str(c)) for t, c in db._run(
+            "SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.STATISTICS "
+            "WHERE TABLE_SCHEMA = %s AND SEQ_IN_INDEX = 1", (location.dbname,))}
+        assert {("journal_fk", "parent_id"), ("journal_fk_links", "from_id"), ("journal_fk_links", "to_id")} <= indexed
+    finally:
+        drive(arm.close())
+    server_helpers.wait_closed(db, location)  # the server ends a closed connection's thread on its own time
+    assert db.connections(location) == 0
+
+
+def test_on_mariadb_the_wide_types_round_trip(mysql_location) -> None:  # noqa: ANN001
+    from decimal import Decimal
+
+    from bench_suites.tortoise_arm import TortoiseArm
+
+    db, location = mysql_location
+    arm = TortoiseArm(MODELS["wide"], Settings())
+    drive(arm.open(location))
+    try:
+        drive(arm.create_schema())
+        types = db.column_types(location)
+        assert {types[f"journal_wide.col_{kind}_1"] for kind in ("float", "decimal", "json")} == {
+            "double", "decimal(10,2)", "longtext (json)"}
+        spec = MODELS["wide"]
+        row = {f.name: (f.default if f.has_default else None) for f in spec.wide_fields}
+        # the values a lossy mapping would change: microseconds, a 64-bit float, 10 digits, nested JSON
+        row.update(timestamp=dt.datetime(2026, 1, 2, 3, 4, 5, 678901), level=10, text="x",
+                   col_float_1=0.1 + 0.2, col_decimal_1=Decimal("12345678.91"), col_json_1={"a": [1, 2.5, "é"]})
+        drive(arm.insert_batch(arm.build([row])))
+        got = arm.snapshot().rows[1]  # as stored: JSON is the text Tortoise wrote
+        decoded = {n: json.loads(v) if n.startswith("col_json") and v is not None else v for n, v in got.items()}
+        assert {name: decoded[name] for name in row} == row
+    finally:
+        drive(arm.close())

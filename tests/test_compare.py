@@ -293,6 +293,20 @@ def test_different_machines_are_a_warning() -> None:
     assert w.startswith("different hosts (runner-1, runner-2) with the same CPU (Test CPU, x86_64)")
 
 
+def test_a_server_cell_warns_of_a_different_server_or_driver_version() -> None:
+    times = [0.1, 0.11, 0.12, 0.13, 0.14]
+
+    def pg(version: str, driver: str) -> dict[str, Any]:
+        return bench(times, db="postgresql", arm_info={"postgresql_version": version, "postgresql_driver": driver,
+                                                       "mysql_driver": "MySQLdb 2.2.8"})
+
+    base = document(pg("15.18", "psycopg 3.3.9"))
+    new = document(pg("16.4", "psycopg 3.2.0"))
+    (w,) = _warnings(base, new)
+    assert "PostgreSQL 15.18 → 16.4" in w and "PostgreSQL driver psycopg 3.3.9 → psycopg 3.2.0" in w, w
+    assert "MySQLdb" not in w and "SQLite" not in w, w  # the drivers of other databases are not this cell's
+
+
 def test_versions_floor_and_rounds_warnings() -> None:
     times = [0.1, 0.11, 0.12]
     base = document(bench(times, versions={"peewee": "3.17.0"}, python="3.12.1"), floor=None)

@@ -38,10 +38,22 @@ def _can_start_postgresql() -> bool:
     return find_binaries() is not None
 
 
+def _can_start_mysql() -> bool:
+    try:
+        from pytest_ormbench.databases.mysql_server import find_binaries
+        import MySQLdb  # noqa: F401
+        import pymysql  # noqa: F401
+    except ImportError:
+        return False
+    return find_binaries() is not None
+
+
 RUNS = {
     "sqlite": ["--ormbench-arms=sqlite3"],
     # a throwaway PostgreSQL server (its keeper and postmaster carry the mark too) must go with the run
     "postgresql": ["--ormbench-db=postgresql", "--ormbench-arms=psycopg"],
+    # and a throwaway MariaDB (its keeper and mariadbd)
+    "mysql": ["--ormbench-db=mysql", "--ormbench-arms=mysqlclient"],
 }
 
 
@@ -51,6 +63,8 @@ RUNS = {
 def test_a_stopped_run_leaves_nothing_behind(tmp_path: Path, signum: int, db: str) -> None:
     if db == "postgresql" and not _can_start_postgresql():
         pytest.skip("no PostgreSQL server binaries or psycopg here")
+    if db == "mysql" and not _can_start_mysql():
+        pytest.skip("no MariaDB server binaries, mysqlclient or PyMySQL here")
     mark = f"ORMBENCH_INTERRUPT_TEST={uuid.uuid4().hex}"
     env = {**os.environ, "TMPDIR": str(tmp_path), mark.split("=")[0]: mark.split("=")[1]}
     proc = subprocess.Popen(

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TINY
+import server_helpers
 from pytest_ormbench.record import CellKey
 
 pg_server = pytest.importorskip("pytest_ormbench.databases.pg_server")
@@ -83,23 +84,8 @@ def test_arms_not_on_the_database_are_reported_and_controls_stay_on_their_own(be
 
 # -- a live server ---------------------------------------------------------------------------------
 
-@pytest.fixture(scope="module")
-def server():  # noqa: ANN201
-    if pg_server.find_binaries() is None:
-        pytest.skip("no PostgreSQL server binaries here")
-    with pg_server.start_server() as srv:
-        yield srv
-
-
-@pytest.fixture
-def database(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN001, ANN201
-    from pytest_ormbench.databases.postgresql import SERVER_ENV, PostgresDatabase
-
-    monkeypatch.setenv(SERVER_ENV, json.dumps(server.info.to_json()))
-    db = PostgresDatabase()
-    yield db
-    db.drop_run(PostgresDatabase.run_prefix(tmp_path))
-    db.close_connections()
+#: ``server``, one throwaway server for the module; ``database``, a new backend on it for each test
+server, database = server_helpers.server_and_database("postgresql")
 
 
 def _ids(conn, table: str) -> list[int]:  # noqa: ANN001

@@ -826,7 +826,7 @@ def _host(machine: Mapping[str, Any]) -> tuple[str, str, str]:
 
 
 def _versions(side: Side, keys: Iterable[Key]) -> dict[str, set[str]]:
-    """package -> versions, over the given cells, plus Python and SQLite."""
+    """package -> versions, over the given cells, plus Python, SQLite, and a server cell's server and driver."""
     out: dict[str, set[str]] = defaultdict(set)
     for key in keys:
         rec = side.cells[key].record
@@ -835,8 +835,16 @@ def _versions(side: Side, keys: Iterable[Key]) -> dict[str, set[str]]:
         python = rec.env.python or side.machine.get("python_version")
         if python:
             out["Python"].add(str(python))
-        if rec.env.sqlite_version:
+        if rec.env.sqlite_version and rec.key.db == "sqlite":
             out["SQLite"].add(str(rec.env.sqlite_version))
+        # a server cell: the server's version and the driver the arm used there
+        info = rec.env.arm_info
+        if rec.key.db != "sqlite":
+            title = db_title(rec.key.db)
+            if info.get(f"{rec.key.db}_version"):
+                out[title].add(str(info[f"{rec.key.db}_version"]))
+            if info.get(f"{rec.key.db}_driver"):
+                out[f"{title} driver"].add(str(info[f"{rec.key.db}_driver"]))
     return out
 
 

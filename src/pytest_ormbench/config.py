@@ -75,6 +75,8 @@ class RunConfig:
     dbs: tuple[str, ...] = ("sqlite",)
     #: an existing PostgreSQL server (``--ormbench-postgresql-url``); empty: the plugin starts one
     postgresql_url: str = ""
+    #: an existing MariaDB/MySQL server (``--ormbench-mysql-url``); empty: the plugin starts one
+    mysql_url: str = ""
     #: a latency sweep (``--ormbench-rtt``): the server cells run once per RTT (ms), through the proxy
     rtts: tuple[float | None, ...] = ()
 

@@ -172,25 +172,32 @@ class Settings:
     #: PostgreSQL: durability settings changed from the server's durable defaults for every arm, as
     #: (name, value) pairs of ``synchronous_commit``, ``fsync``, ``full_page_writes``, ``wal_sync_method``
     postgresql: tuple[tuple[str, str], ...] = ()
+    #: MariaDB/MySQL: durability settings changed from the durable defaults for every arm, as (name, value)
+    #: pairs of ``innodb_flush_log_at_trx_commit``, ``sync_binlog``, ``log_bin``, ``innodb_doublewrite``
+    mysql: tuple[tuple[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"journal_mode": self.journal_mode, "synchronous": self.synchronous,
                                "foreign_keys": self.foreign_keys}
         if self.postgresql:
             out["postgresql"] = dict(self.postgresql)
+        if self.mysql:
+            out["mysql"] = dict(self.mysql)
         return out
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> "Settings":
         return cls(journal_mode=d.get("journal_mode", "delete"), synchronous=d.get("synchronous", "full"),
                    foreign_keys=bool(d.get("foreign_keys", True)),
-                   postgresql=tuple(sorted((str(k), str(v)) for k, v in (d.get("postgresql") or {}).items())))
+                   postgresql=tuple(sorted((str(k), str(v)) for k, v in (d.get("postgresql") or {}).items())),
+                   mysql=tuple(sorted((str(k), str(v)) for k, v in (d.get("mysql") or {}).items())))
 
     def describe(self) -> dict[str, str]:
         """The settings as a person reads them (``foreign_keys=on``)."""
         out = {"journal_mode": self.journal_mode, "synchronous": self.synchronous,
                "foreign_keys": "on" if self.foreign_keys else "off"}
         out.update({f"postgresql.{k}": v for k, v in self.postgresql})
+        out.update({f"mysql.{k}": v for k, v in self.mysql})
         return out
 
 

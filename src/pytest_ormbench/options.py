@@ -19,8 +19,8 @@ from .record import COMPARABLE
 from .registry import CONTROL_ARMS
 
 #: the database axis's values (``databases.AXIS``, repeated here so that parsing imports no driver)
-DB_AXIS = ("sqlite", "postgresql")
-DB_ALIASES = {"postgres": "postgresql", "pg": "postgresql", "sqlite3": "sqlite"}
+DB_AXIS = ("sqlite", "postgresql", "mysql")
+DB_ALIASES = {"postgres": "postgresql", "pg": "postgresql", "sqlite3": "sqlite", "mariadb": "mysql"}
 
 MODEL_ALIASES = {"1": "simple", "2": "fk", "3": "wide", "test1": "simple", "test2": "fk", "test3": "wide"}
 
@@ -60,12 +60,19 @@ OPTIONS: tuple[Option, ...] = (
     Option("batch", "10000", "rows for insert_batch and insert_bulk"),
     Option("db", "sqlite", "databases, comma-separated: sqlite (the embedded side: SQLite, and ObjectBox's own store) "
            "and/or postgresql (a throwaway server the plugin starts from the machine's binaries, or the one "
-           "--ormbench-postgresql-url names)"),
+           "--ormbench-postgresql-url names) and/or mysql (also: mariadb; a throwaway MariaDB, or the server "
+           "--ormbench-mysql-url names)"),
     Option("postgresql-url", "", "an existing PostgreSQL server to run on instead of a throwaway one, "
            "postgresql://USER[:PASSWORD]@HOST[:PORT]/DB (a superuser or a role that may create databases); the "
            "plugin creates and drops only databases of its own there", metavar="URL"),
     Option("postgresql-settings", "", "PostgreSQL durability for every arm, changed from the server's durable "
            "defaults: comma-separated NAME=VALUE of synchronous_commit, fsync, full_page_writes, wal_sync_method "
+           "(applied to the throwaway server; a URL server must already run with them)", metavar="NAME=VALUE,..."),
+    Option("mysql-url", "", "an existing MariaDB server (10.5 or newer) to run on instead of a throwaway one, "
+           "mysql://USER[:PASSWORD]@HOST[:PORT]/ (an account that may create databases); the plugin creates and "
+           "drops only databases of its own there", metavar="URL"),
+    Option("mysql-settings", "", "MariaDB durability for every arm, changed from the durable defaults: "
+           "comma-separated NAME=VALUE of innodb_flush_log_at_trx_commit, sync_binlog, log_bin, innodb_doublewrite "
            "(applied to the throwaway server; a URL server must already run with them)", metavar="NAME=VALUE,..."),
     Option("rtt", "", "a latency sweep on the server databases: comma-separated round-trip times in ms (e.g. "
            "0,1,5,25); each server cell runs once per RTT with the arm's connection through a loopback proxy that "
@@ -182,6 +189,30 @@ def _rtts(value: str) -> tuple[float | None, ...]:
     return tuple(out)
 
 
+def _mysql_settings(value: str) -> tuple[tuple[str, str], ...]:
+    """``--ormbench-mysql-settings``: NAME=VALUE pairs of the durability settings, checked by name."""
+    from .databases.mysql import DURABILITY
+
+    pairs: dict[str, str] = {}
+    for item in _split(value):
+        name, sep, setting = item.partition("=")
+        name, setting = name.strip().lower(), setting.strip()
+        if not sep or not setting:
+            raise pytest.UsageError(f"--ormbench-mysql-settings: expected NAME=VALUE, got {item!r}")
+        if name not in DURABILITY:
+            raise pytest.UsageError(f"--ormbench-mysql-settings: unknown setting {name!r}; valid: "
+                                    + ", ".join(DURABILITY))
+        if name in ("log_bin", "innodb_doublewrite"):
+            setting = {"true": "ON", "1": "ON", "on": "ON", "false": "OFF", "0": "OFF", "off": "OFF"}.get(
+                setting.lower(), "")
+            if not setting:
+                raise pytest.UsageError(f"--ormbench-mysql-settings: {name} is ON or OFF, got {item!r}")
+        elif not setting.isdigit():
+            raise pytest.UsageError(f"--ormbench-mysql-settings: {name} takes a number, got {item!r}")
+        pairs[name] = setting
+    return tuple(sorted(pairs.items()))
+
+
 def _pg_settings(value: str) -> tuple[tuple[str, str], ...]:
     """``--ormbench-postgresql-settings``: NAME=VALUE pairs of the durability settings, checked by name."""
     from .databases.postgresql import DURABILITY
@@ -267,7 +298,8 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
         arms = tuple(a for a in arm_names if a in arms or a in wanted)
     rtts = _rtts(str(get("rtt") or ""))
     if rtts and not any(db != "sqlite" for db in dbs):
-        raise pytest.UsageError("--ormbench-rtt sweeps a server's round trip: it needs --ormbench-db=postgresql")
+        raise pytest.UsageError("--ormbench-rtt sweeps a server's round trip: it needs --ormbench-db=postgresql "
+                                "or mysql")
     pg_url = str(get("postgresql-url") or "").strip()
     pg_settings = _pg_settings(str(get("postgresql-settings") or ""))
     if (pg_url or pg_settings) and "postgresql" not in dbs:
@@ -279,6 +311,17 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
             connect_url(pg_url)  # an unreachable server is a usage error now, not a run of skipped cells
         except ServerUnavailable as exc:
             raise pytest.UsageError(f"--ormbench-postgresql-url: {exc}") from None
+    my_url = str(get("mysql-url") or "").strip()
+    my_settings = _mysql_settings(str(get("mysql-settings") or ""))
+    if (my_url or my_settings) and "mysql" not in dbs:
+        raise pytest.UsageError("--ormbench-mysql-url and --ormbench-mysql-settings need --ormbench-db=mysql")
+    if my_url:
+        from .databases.mysql_server import ServerUnavailable as MysqlUnavailable
+        from .databases.mysql_server import connect_url as mysql_connect_url
+        try:
+            mysql_connect_url(my_url)
+        except MysqlUnavailable as exc:
+            raise pytest.UsageError(f"--ormbench-mysql-url: {exc}") from None
 
     model_order = list(MODELS)
     model_valid = {m: m for m in model_order} | MODEL_ALIASES
@@ -317,8 +360,8 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
         schedule = "back-to-back"  # counts do not drift: interleaving would only start more processes
     return RunConfig(
         arms=arms, models=models, ops=ops, modes=modes, tables=tables, rounds=rounds,
-        sizes=Sizes(iterations, batch), settings=Settings(journal, sync, postgresql=pg_settings), dbs=dbs,
-        postgresql_url=pg_url, rtts=rtts,
+        sizes=Sizes(iterations, batch), settings=Settings(journal, sync, postgresql=pg_settings, mysql=my_settings),
+        dbs=dbs, postgresql_url=pg_url, mysql_url=my_url, rtts=rtts,
         verify_only=bool(get("verify-only")), register=register,
         memory=bool(get("memory")), report=str(get("report") or "").strip(), schedule=schedule,
         compare=str(get("compare") or "").strip(), compare_markdown=str(get("compare-markdown") or "").strip(),

@@ -50,7 +50,8 @@ class ArmEntry:
 #: the raw sqlite3 control arm: the yardstick in the report, the drift probe, and the compare drift correction
 CONTROL_ARM = "sqlite3"
 #: every control arm -> the database it is the yardstick for (hand-written SQL on the raw driver)
-CONTROL_ARMS = {CONTROL_ARM: "sqlite", "psycopg": "postgresql", "asyncpg": "postgresql"}
+CONTROL_ARMS = {CONTROL_ARM: "sqlite", "psycopg": "postgresql", "asyncpg": "postgresql", "mysqlclient": "mysql",
+                "asyncmy": "mysql"}
 
 BUILTIN_ARMS: tuple[ArmEntry, ...] = (
     ArmEntry(CONTROL_ARM, "bench_suites.raw_sqlite3:RawSqlite3Arm", "raw sqlite3", control_for="sqlite"),
@@ -58,6 +59,10 @@ BUILTIN_ARMS: tuple[ArmEntry, ...] = (
              control_for="postgresql"),
     ArmEntry("asyncpg", "bench_suites.raw_asyncpg:RawAsyncpgArm", "raw asyncpg", ("asyncpg",), "postgresql",
              control_for="postgresql"),
+    ArmEntry("mysqlclient", "bench_suites.raw_mysqlclient:RawMysqlclientArm", "raw mysqlclient", ("MySQLdb",),
+             "mysql", control_for="mysql"),
+    ArmEntry("asyncmy", "bench_suites.raw_asyncmy:RawAsyncmyArm", "raw asyncmy", ("asyncmy",), "mysql",
+             control_for="mysql"),
     ArmEntry("django", "bench_suites.django_arm:DjangoArm", "Django", ("django",), "django"),
     ArmEntry("peewee", "bench_suites.peewee_arm:PeeweeArm", "peewee", ("peewee",), "peewee"),
     ArmEntry("sqlalchemy", "bench_suites.sqlalchemy_arm:SQLAlchemyArm", "SA ORM", ("sqlalchemy",), "sqlalchemy"),

@@ -109,7 +109,7 @@ class RoundResult:
 
 def _settings_tag(settings: Settings) -> str:
     tag = f"{settings.journal_mode}-{settings.synchronous}-fk{int(settings.foreign_keys)}"
-    return tag + "".join(f"-{k}={v}" for k, v in settings.postgresql)
+    return tag + "".join(f"-{k}={v}" for k, v in (*settings.postgresql, *settings.mysql))
 
 
 def expected_durability(arm: Arm, database: Database) -> Mapping[str, str]:

@@ -101,7 +101,7 @@ class Scheduler:
     def __post_init__(self) -> None:
         self.env = child_env([str(self.rootdir)])
         #: the run's database servers, started when a cell first needs one
-        self.servers = Servers(self.run.settings, self.tmp, self.run.postgresql_url)
+        self.servers = Servers(self.run.settings, self.tmp, self.run.postgresql_url, self.run.mysql_url)
         self.workers: dict[str, Worker] = {}
         #: timed runs: per arm, the warm worker that counts statements (traced, so it never times a round)
         self.counters: dict[str, Worker] = {}

@@ -18,7 +18,7 @@ import traceback
 from pathlib import Path
 
 from .contract import MODELS, OPS, Settings, Unsupported
-from .databases import DATABASES
+from .databases import close_server_connections
 from .databases.servers import ServerProblem, Servers
 from .plan import Sizes
 from .registry import resolve
@@ -35,11 +35,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, default=200)
     p.add_argument("--journal", default="delete")
     p.add_argument("--synchronous", default="full")
-    p.add_argument("--db", default="sqlite", help="sqlite (the embedded side) or postgresql (a throwaway server is "
-                   "started, or the one ORMBENCH_POSTGRESQL_URL names)")
+    p.add_argument("--db", default="sqlite", help="sqlite (the embedded side), postgresql or mysql (a throwaway "
+                   "server is started, or the one ORMBENCH_POSTGRESQL_URL / ORMBENCH_MYSQL_URL names)")
     p.add_argument("--register", action="append", default=[], help="module:Class of an unregistered arm")
     p.add_argument("-v", "--verbose", action="store_true")
     a = p.parse_args(argv)
+    a.db = {"mariadb": "mysql", "postgres": "postgresql", "pg": "postgresql"}.get(a.db, a.db)
     letters = [x for x in a.ops.replace(",", "").upper()]
     try:
         a.target = resolve(a.arm, tuple(a.register)).target
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     work = Path(tempfile.mkdtemp(prefix="ormbench-selfcheck-"))
     settings = Settings(journal_mode=a.journal, synchronous=a.synchronous)
-    servers = Servers(settings, work, os.environ.get("ORMBENCH_POSTGRESQL_URL", ""))
+    servers = Servers(settings, work, os.environ.get("ORMBENCH_POSTGRESQL_URL", ""), os.environ.get("ORMBENCH_MYSQL_URL", ""))
     try:
         try:
             os.environ.update(servers.env_for(a.db))
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         failures = _check_all(a, letters, work, settings)
     finally:
-        DATABASES["postgresql"].close_connections()  # type: ignore[attr-defined]
+        close_server_connections()
         servers.close()
         shutil.rmtree(work, ignore_errors=True)
     print(f"{failures} failed")

@@ -35,7 +35,7 @@ from .databases.sqlite import (  # noqa: F401  (re-exported: the helpers arms us
     read_snapshot,
 )
 
-from .pg_support import SETTINGS_SQL, normalize_settings, server_restore, server_settings, server_snapshot, is_server
+from .server_support import is_server, server_restore, server_settings, server_snapshot, settings_from_rows, settings_sql
 
 T = TypeVar("T")
 
@@ -118,10 +118,10 @@ async def in_aiosqlite_thread(aconn: Any, fn: Any, *args: Any) -> Any:
 class SqliteArm(Arm):
     """Base for arms that store in SQLite through the standard sqlite3 module, or on a server.
 
-    An arm that also runs on PostgreSQL lists it in ``databases``; its ``open()`` then receives a
+    An arm that also runs on a server (PostgreSQL, MariaDB) lists it in ``databases``; its ``open()`` then receives a
     :class:`~pytest_ormbench.databases.ServerLocation` (``self.on_server`` is true), ``raw_connection()``
     returns its DB-API connection to the server, and this base reads the durability back, restores and
-    snapshots through the server helpers instead of SQLite's (``pg_support``).
+    snapshots through the server helpers instead of SQLite's (``server_support``).
     """
 
     path: Any = None
@@ -141,7 +141,7 @@ class SqliteArm(Arm):
 
     def pragmas(self) -> dict[str, str]:
         if self.on_server:
-            return server_settings(self.raw_connection())
+            return server_settings(self.raw_connection(), self.path)
         return read_pragmas(self.raw_connection())
 
     def restore(self, template: Path) -> Any:
@@ -209,7 +209,7 @@ class AiosqliteArm(SqliteArm):
 
     async def pragmas(self) -> dict[str, str]:  # type: ignore[override]
         if self.on_server:
-            return normalize_settings(await self.server_rows(SETTINGS_SQL))
+            return settings_from_rows(self.path, await self.server_rows(settings_sql(self.path)))
         return await self.in_connection_thread(read_pragmas)
 
     async def restore(self, template: Path) -> None:  # type: ignore[override]

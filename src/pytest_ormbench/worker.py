@@ -110,9 +110,9 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         return _handle(request, cell)
     finally:
         # between requests a worker holds no connection of the harness's (many idle workers, one server)
-        from .databases import DATABASES
+        from .databases import close_server_connections
 
-        DATABASES["postgresql"].close_connections()  # type: ignore[attr-defined]
+        close_server_connections()
 
 
 def _handle(request: dict[str, Any], cell: Any) -> dict[str, Any]:

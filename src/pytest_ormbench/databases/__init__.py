@@ -13,14 +13,17 @@ from typing import Any
 
 from ..contract import Unsupported
 from .base import Database
-from .postgresql import PostgresDatabase, ServerLocation
+from .mysql import MysqlDatabase
+from .postgresql import PostgresDatabase
+from .server_db import ServerDatabase, ServerLocation
 from .sqlite import SqliteDatabase
 
 #: the value of the database axis that means the embedded side: SQLite, or an arm's own store (ObjectBox)
 EMBEDDED = "sqlite"
-DATABASES: dict[str, Database] = {"sqlite": SqliteDatabase(), "postgresql": PostgresDatabase()}
+DATABASES: dict[str, Database] = {"sqlite": SqliteDatabase(), "postgresql": PostgresDatabase(),
+                                   "mysql": MysqlDatabase()}
 #: every value ``--ormbench-db`` takes, in the order tables show them
-AXIS = ("sqlite", "postgresql")
+AXIS = ("sqlite", "postgresql", "mysql")
 
 
 class NotOnThisDatabase(Unsupported):
@@ -50,10 +53,18 @@ def database_for(arm_cls: Any, db: str = EMBEDDED) -> Database:
                        f"known: {', '.join(sorted(DATABASES))}") from None
 
 
+def close_server_connections() -> None:
+    """Close the harness's connections to every server database (a worker between requests holds none)."""
+    for database in DATABASES.values():
+        if isinstance(database, ServerDatabase):
+            database.close_connections()
+
+
 def is_server(location: Any) -> bool:
     """Whether an arm's ``open()`` got a server database's location rather than a file path."""
     return isinstance(location, ServerLocation)
 
 
-__all__ = ["AXIS", "DATABASES", "EMBEDDED", "Database", "NotOnThisDatabase", "PostgresDatabase", "ServerLocation",
-           "SqliteDatabase", "database_for", "is_server"]
+__all__ = ["AXIS", "DATABASES", "EMBEDDED", "Database", "MysqlDatabase", "NotOnThisDatabase", "PostgresDatabase",
+           "ServerDatabase", "ServerLocation", "SqliteDatabase", "close_server_connections", "database_for",
+           "is_server"]

@@ -21,16 +21,11 @@ The harness's own connections (``application_name`` ``pytest-ormbench``) are lef
 
 from __future__ import annotations
 
-import hashlib
-import json
-import os
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, ClassVar, Sequence
 
 from ..contract import Settings, Snapshot
 from ..instruments.statements import StatementCounter
-from .base import Database
+from .server_db import ServerDatabase, ServerLocation, ServerNotConfigured, ServerStatements  # noqa: F401
 
 #: the environment variable that carries the server's ServerInfo (JSON) from the parent to its workers
 SERVER_ENV = "ORMBENCH_POSTGRESQL_SERVER"
@@ -56,51 +51,6 @@ def is_constraint_check(query: str) -> bool:
     pg_stat_statements sees them as top-level. No arm sends them, so they are not the arm's statements.
     """
     return "OPERATOR(pg_catalog." in query and " ONLY " in query
-
-
-class ServerNotConfigured(RuntimeError):
-    """A worker asked for PostgreSQL without a server handed to it (a bug in the parent, or a bad manual run)."""
-
-
-@dataclass(frozen=True)
-class ServerLocation:
-    """Where an arm's database lives on the server: what ``Arm.open`` receives instead of a file path."""
-
-    dbname: str
-    server: Any  # pg_server.ServerInfo (typed loosely: this module must import without psycopg)
-    #: the database axis value (``postgresql``)
-    db: str = "postgresql"
-
-    @property
-    def host(self) -> str:
-        return self.server.host
-
-    @property
-    def port(self) -> int:
-        return self.server.port
-
-    @property
-    def user(self) -> str:
-        return self.server.user
-
-    @property
-    def password(self) -> str | None:
-        return self.server.password
-
-    def conninfo(self) -> str:
-        """libpq's ``key=value`` string (psycopg, psycopg2)."""
-        return self.server.conninfo(self.dbname)
-
-    def url(self, scheme: str = "postgresql") -> str:
-        """A URL with the driver's scheme, e.g. ``postgresql+psycopg`` (SQLAlchemy) or ``postgres`` (Tortoise)."""
-        return self.server.url(self.dbname, scheme)
-
-    @property
-    def name(self) -> str:
-        return self.dbname
-
-    def __str__(self) -> str:
-        return f"postgresql://{self.host}:{self.port}/{self.dbname}"
 
 
 def normalize_settings(rows: Sequence[Sequence[Any]]) -> dict[str, str]:
@@ -146,103 +96,28 @@ def _psycopg() -> Any:
     return psycopg
 
 
-class _ServerStatements:
-    """Statements of the process's current work database, read from ``pg_stat_statements`` around the op."""
-
-    def __init__(self, database: PostgresDatabase) -> None:
-        self.database = database
-        self._before: dict[str, int] | None = None
-
-    def begin(self) -> None:
-        self._before = self.database.statement_calls()
-
-    def end(self) -> list[tuple[str, int]]:
-        after = self.database.statement_calls()
-        before = self._before or {}
-        return [(q, n - before.get(q, 0)) for q, n in after.items() if n > before.get(q, 0)]
-
-
-class PostgresDatabase(Database):
+class PostgresDatabase(ServerDatabase):
     """Databases on one PostgreSQL server; commits, connections and statements counted by the server."""
 
     name: ClassVar[str] = "postgresql"
+    engine: ClassVar[str] = "PostgreSQL"
+    server_env: ClassVar[str] = SERVER_ENV
+    arm_address_env: ClassVar[str] = ARM_ADDRESS_ENV
     #: how long a restore waits for the arm's locks before it says the arm left a transaction open
     restore_lock_timeout: ClassVar[str] = "10s"
 
-    def __init__(self) -> None:
-        self._info: Any = None
-        self._admin: Any = None
-        self._conns: dict[str, Any] = {}
-        #: the work database this process measures in now (statements are counted there)
-        self.current: ServerLocation | None = None
+    settings_sql: ClassVar[str] = SETTINGS_SQL
 
-    # -- the server -----------------------------------------------------------------------------------
-    @property
-    def info(self) -> Any:
-        if self._info is None:
-            raw = os.environ.get(SERVER_ENV)
-            if not raw:
-                raise ServerNotConfigured(f"no PostgreSQL server was handed to this process ({SERVER_ENV} is unset)")
-            from .pg_server import ServerInfo
+    @staticmethod
+    def settings_from_rows(rows: Sequence[Sequence[Any]]) -> dict[str, str]:
+        return normalize_settings(rows)
 
-            self._info = ServerInfo.from_json(json.loads(raw))
-        return self._info
-
-    #: the latency sweep's round-trip time of the cell this process runs now (None: the arm connects directly)
-    rtt_ms: float | None = None
-
-    @property
-    def arm_server(self) -> Any:
-        """The server as the arm reaches it: through the latency proxy of the cell's RTT, else the server itself."""
-        if self.rtt_ms is None:
-            return self.info
-        proxies = json.loads(os.environ.get(ARM_ADDRESS_ENV) or "{}")
-        address = proxies.get(f"{self.rtt_ms:g}")
-        if address is None:
-            raise ServerNotConfigured(f"no latency proxy for {self.rtt_ms:g} ms was handed to this process")
-        import dataclasses
-
-        return dataclasses.replace(self.info, host=str(address["host"]), port=int(address["port"]))
+    @staticmethod
+    def read_settings(conn: Any) -> dict[str, str]:
+        return read_settings(conn)
 
     def _connect(self, dbname: str) -> Any:
         return _psycopg().connect(self.info.conninfo(dbname), autocommit=True, application_name=HARNESS_APP)
-
-    def _admin_conn(self) -> Any:
-        if self._admin is None or self._admin.closed:
-            self._admin = self._connect(self.info.maintenance_db)
-        return self._admin
-
-    def _conn(self, location: ServerLocation) -> Any:
-        """The harness's own connection to a database (kept: restore and read-back run every round)."""
-        conn = self._conns.get(location.dbname)
-        if conn is None or conn.closed:
-            conn = self._conns[location.dbname] = self._connect(location.dbname)
-        return conn
-
-    def _forget(self, dbname: str) -> None:
-        conn = self._conns.pop(dbname, None)
-        if conn is not None and not conn.closed:
-            conn.close()
-
-    def close_connections(self) -> None:
-        for dbname in list(self._conns):
-            self._forget(dbname)
-        if self._admin is not None and not self._admin.closed:
-            self._admin.close()
-        self._admin = None
-
-    # -- locations --------------------------------------------------------------------------------------
-    def location(self, directory: Path, stem: str) -> ServerLocation:  # type: ignore[override]
-        run = hashlib.sha1(str(Path(directory).parent).encode()).hexdigest()[:8]
-        kind = "t" if Path(directory).name == "templates" else "w"
-        digest = hashlib.sha1(stem.encode()).hexdigest()[:16]
-        # a starting state is built over the direct connection; only the measured rounds go through the proxy
-        return ServerLocation(f"ormbench_{run}_{kind}{digest}", self.arm_server if kind == "w" else self.info)
-
-    @staticmethod
-    def run_prefix(tmp: Path) -> str:
-        """The name prefix of every database a run (its scheduler's temporary directory) creates."""
-        return f"ormbench_{hashlib.sha1(str(tmp).encode()).hexdigest()[:8]}_"
 
     def exists(self, location: Any) -> bool:
         cur = self._admin_conn().execute("SELECT 1 FROM pg_database WHERE datname = %s", (location.dbname,))
@@ -433,13 +308,5 @@ class PostgresDatabase(Database):
         if row is None:
             return ("postgresql: the server has no pg_stat_statements extension (the run's own server loads it; "
                     "on a server given by URL: shared_preload_libraries and CREATE EXTENSION pg_stat_statements)")
-        counter.add_source(_ServerStatements(self))
+        counter.add_source(ServerStatements(self))
         return None
-
-    def describe(self) -> dict[str, str]:
-        info = self.info
-        out = {"postgresql_version": str(info.version),
-               "server": "started for the run" if info.managed else "given by URL"}
-        if self.rtt_ms is not None:
-            out["latency_proxy_rtt_ms"] = f"{self.rtt_ms:g}"
-        return out

@@ -3,7 +3,7 @@
 A server database of the axis is either a throwaway server this run starts (``pg_server.start_server``,
 in a keeper process that also stops it if the run is killed) or one given by URL, where the run drops
 the databases it created, and only those, at the end. Workers learn the server through one environment
-variable (``postgresql.SERVER_ENV``). Nothing here imports an ORM or pytest.
+variable per engine (``postgresql.SERVER_ENV``, ``mysql.SERVER_ENV``). Nothing here imports an ORM or pytest.
 """
 
 from __future__ import annotations
@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from ..contract import Settings
-from .postgresql import ARM_ADDRESS_ENV, SERVER_ENV, PostgresDatabase
+from .mysql import MysqlDatabase
+from .postgresql import PostgresDatabase
+from .server_db import ServerDatabase
+
+#: the server engines of the axis: the backend class, and the module that starts a server or checks a URL
+ENGINES: dict[str, tuple[type[ServerDatabase], str]] = {
+    "postgresql": (PostgresDatabase, "pg_server"),
+    "mysql": (MysqlDatabase, "mysql_server"),
+}
 
 
 class ServerProblem(Exception):
@@ -27,6 +35,7 @@ class Servers:
     #: the scheduler's temporary directory: every database the run creates is named after it
     tmp: Path
     postgresql_url: str = ""
+    mysql_url: str = ""
     _managed: dict[str, Any] = field(default_factory=dict)
     #: (db, rtt_ms) -> the latency proxy in front of that server, one per RTT of the sweep
     _proxies: dict[tuple[str, float], Any] = field(default_factory=dict)
@@ -51,7 +60,8 @@ class Servers:
                 self._problems[db] = str(exc)
                 raise
         info = self._info[db]
-        env = {SERVER_ENV: json.dumps(info.to_json())}
+        backend = ENGINES[db][0]
+        env = {backend.server_env: json.dumps(info.to_json())}
         proxies = {}
         for rtt_ms in (r for r in rtts if r is not None):
             proxy = self._proxies.get((db, rtt_ms))
@@ -64,21 +74,24 @@ class Servers:
                     raise ServerProblem(f"the latency proxy for {rtt_ms:g} ms did not start: {exc}") from None
             proxies[f"{rtt_ms:g}"] = {"host": proxy.host, "port": proxy.port}
         if proxies:
-            env[ARM_ADDRESS_ENV] = json.dumps(proxies)
+            env[backend.arm_address_env] = json.dumps(proxies)
         return env
 
     def _start(self, db: str) -> Any:
-        if db != "postgresql":
+        if db not in ENGINES:
             raise ServerProblem(f"{db}: no server support in this version")
-        from . import pg_server
+        import importlib
 
+        module = importlib.import_module(f".{ENGINES[db][1]}", __package__)
+        url = self.postgresql_url if db == "postgresql" else self.mysql_url
+        requested = dict(self.settings.postgresql if db == "postgresql" else self.settings.mysql)
         try:
-            if self.postgresql_url:
-                info = pg_server.connect_url(self.postgresql_url)
-                _check_url_durability(info, self.settings)
+            if url:
+                info = module.connect_url(url)
+                _check_url_durability(db, info, requested)
                 return info
-            server = pg_server.start_server(dict(self.settings.postgresql))
-        except pg_server.ServerUnavailable as exc:
+            server = module.start_server(requested)
+        except module.ServerUnavailable as exc:
             raise ServerProblem(str(exc)) from None
         self._managed[db] = server
         return server.info
@@ -88,23 +101,25 @@ class Servers:
 
     def close(self) -> None:
         """Drop the run's databases on a URL server; stop the servers the run started (idempotent)."""
-        info = self._info.get("postgresql")
-        if info is not None and not info.managed:
-            import os
+        import os
 
-            database = PostgresDatabase()
-            old = os.environ.get(SERVER_ENV)
-            os.environ[SERVER_ENV] = json.dumps(info.to_json())
+        for db, info in self._info.items():
+            if info.managed:
+                continue
+            database = ENGINES[db][0]()
+            env = database.server_env
+            old = os.environ.get(env)
+            os.environ[env] = json.dumps(info.to_json())
             try:
-                database.drop_run(PostgresDatabase.run_prefix(self.tmp))
+                database.drop_run(database.run_prefix(self.tmp))
             except Exception:  # noqa: BLE001 - the server went away: nothing of ours is left to drop there
                 pass
             finally:
                 database.close_connections()
                 if old is None:
-                    os.environ.pop(SERVER_ENV, None)
+                    os.environ.pop(env, None)
                 else:
-                    os.environ[SERVER_ENV] = old
+                    os.environ[env] = old
         for proxy in self._proxies.values():
             proxy.stop()
         self._proxies.clear()
@@ -114,13 +129,20 @@ class Servers:
         self._info.clear()
 
 
-def _check_url_durability(info: Any, settings: Settings) -> None:
+def _check_url_durability(db: str, info: Any, requested: dict[str, str]) -> None:
     """A URL server must already run under the requested durability (the run cannot change it there)."""
-    wanted = {"synchronous_commit": "on", "fsync": "on", "full_page_writes": "on"}
-    wanted.update(dict(settings.postgresql))
+    if db == "postgresql":
+        wanted = {"synchronous_commit": "on", "fsync": "on", "full_page_writes": "on"}
+        option = "--ormbench-postgresql-settings"
+    else:
+        from .mysql import durable_expectation
+
+        wanted = {k: v.lower() for k, v in durable_expectation(info.settings, {}).items()}
+        option = "--ormbench-mysql-settings"
+    wanted.update({k: v.lower() for k, v in requested.items()})
     wrong = {k: (v, str(info.settings.get(k, "?")).lower()) for k, v in wanted.items()
              if str(info.settings.get(k, "?")).lower() != v}
     if wrong:
         said = ", ".join(f"{k}={have} (wanted {want})" for k, (want, have) in wrong.items())
         raise ServerProblem(f"the server at {info.host}:{info.port} runs with {said}; set them there, or ask for "
-                            "its settings with --ormbench-postgresql-settings, or let the plugin start a server")
+                            f"its settings with {option}, or let the plugin start a server")

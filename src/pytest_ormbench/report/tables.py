@@ -40,11 +40,11 @@ DISAGREE_INSTRUCTIONS_MARGIN = 0.01
 #: disagreeing pairs named per operation; the rest are counted
 DISAGREE_PAIRS = 3
 #: the databases as section headings and notes name them
-DB_TITLES = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "mysql": "MySQL"}
+DB_TITLES = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "mysql": "MariaDB"}
 _DB_ORDER = {db: i for i, db in enumerate(DB_TITLES)}
 #: which control arms drive their database asynchronously (the yardstick of the async arms there); a control
 #: arm's own records say so too, and win
-ASYNC_CONTROLS = {"sqlite3": False, "psycopg": False, "asyncpg": True}
+ASYNC_CONTROLS = {"sqlite3": False, "psycopg": False, "asyncpg": True, "mysqlclient": False, "asyncmy": True}
 
 
 @dataclass
@@ -151,7 +151,8 @@ def labels(runs: Runs) -> dict[str, str]:
 
 
 def control_arms(runs: Runs) -> list[str]:
-    """The control arms of the runs' database: sqlite3 on SQLite; psycopg and asyncpg on PostgreSQL."""
+    """The control arms of the runs' database: sqlite3 on SQLite; psycopg and asyncpg on PostgreSQL; mysqlclient
+    and asyncmy on MariaDB."""
     db = db_of(runs)
     return [arm for arm, on in CONTROL_ARMS.items() if on == db]
 

@@ -1,8 +1,10 @@
-"""What the two PostgreSQL control arms share: the schema in hand-written DDL, and the SQL of every op.
+"""What the server control arms share: the schema in hand-written DDL, and the SQL of every op.
 
 The statements are written once with numbered placeholders; each arm renders them for its driver
-(``%s`` for psycopg, ``$n`` for asyncpg). Types are what PostgreSQL's users write by hand: ``serial``
-ids, ``timestamp``, ``double precision``, ``numeric(10, 2)`` and ``jsonb``.
+(``%s`` for psycopg, mysqlclient and asyncmy, ``$n`` for asyncpg). Types are what each server's users
+write by hand. PostgreSQL: ``serial`` ids, ``timestamp``, ``double precision``, ``numeric(10, 2)`` and
+``jsonb``. MariaDB: ``INT AUTO_INCREMENT`` ids, ``DATETIME(6)`` (microseconds kept), ``DOUBLE``,
+``DECIMAL(10, 2)`` and ``JSON`` (MariaDB's alias of ``LONGTEXT`` with a ``json_valid`` check), InnoDB tables.
 """
 
 from __future__ import annotations
@@ -20,11 +22,17 @@ PG_TYPES = {
     "fk": "integer", "float": "double precision", "smallint": "smallint", "bigint": "bigint",
     "char": "varchar(255)", "text": "text", "decimal": "numeric(10, 2)", "json": "jsonb",
 }
+MYSQL_TYPES = {
+    "id": "INT AUTO_INCREMENT PRIMARY KEY", "datetime": "DATETIME(6)", "int": "INT", "str": "VARCHAR(255)",
+    "fk": "INT", "float": "DOUBLE", "smallint": "SMALLINT", "bigint": "BIGINT", "char": "VARCHAR(255)",
+    "text": "TEXT", "decimal": "DECIMAL(10, 2)", "json": "JSON",
+}
 
 
-def _literal(value: Any) -> str:
+def _literal(value: Any, dialect: str = "postgresql") -> str:
     if isinstance(value, (dict, list)):
-        return "'" + json.dumps(value).replace("'", "''") + "'::jsonb"
+        text = "'" + json.dumps(value).replace("'", "''") + "'"
+        return text + "::jsonb" if dialect == "postgresql" else text
     if isinstance(value, str):
         return "'" + value.replace("'", "''") + "'"
     if isinstance(value, Decimal):
@@ -33,10 +41,14 @@ def _literal(value: Any) -> str:
 
 
 class ControlSql:
-    """The SQL of one model, with ``$n`` placeholders (``for_psycopg`` turns them into ``%s``)."""
+    """The SQL of one model, with ``$n`` placeholders (``for_psycopg`` turns them into ``%s``).
 
-    def __init__(self, model: ModelSpec) -> None:
+    ``dialect`` is ``postgresql`` or ``mysql``; on MariaDB inserts return no ids (the driver's ``lastrowid``).
+    """
+
+    def __init__(self, model: ModelSpec, dialect: str = "postgresql") -> None:
         self.model = model
+        self.dialect = dialect
         self.table = t = f"journal_{model.name}"
         names = model.field_names
         self.names = names
@@ -66,7 +78,8 @@ class ControlSql:
         sql = self._inserts.get(key)
         if sql is None:
             marks = ", ".join(["%s"] * len(cols) if psycopg else [f"${i + 1}" for i in range(len(cols))])
-            sql = f"INSERT INTO {self.table} ({', '.join(cols)}) VALUES ({marks})" + (" RETURNING id" if returning else "")
+            returns = returning and self.dialect == "postgresql"
+            sql = f"INSERT INTO {self.table} ({', '.join(cols)}) VALUES ({marks})" + (" RETURNING id" if returns else "")
             self._inserts[key] = sql
         return sql
 
@@ -76,6 +89,8 @@ class ControlSql:
         return [v for k, v in obj.items() if k != "id" or v is not None]
 
     def ddl(self) -> list[str]:
+        if self.dialect == "mysql":
+            return self._mysql_ddl()
         t = self.table
         cols = [self._column(f) for f in self.model.fields]
         stmts = [f"CREATE TABLE {t} ({', '.join(cols)})",
@@ -91,14 +106,31 @@ class ControlSql:
             ]
         return stmts
 
+    def _mysql_ddl(self) -> list[str]:
+        t = self.table
+        cols = [self._column(f) for f in self.model.fields]
+        cols += [f"INDEX {t}_level (level)", f"INDEX {t}_text (text)"]
+        if self.model.relations:
+            cols += [f"INDEX {t}_parent (parent_id)",
+                     f"FOREIGN KEY (parent_id) REFERENCES {t}(id) ON DELETE SET NULL"]
+        stmts = [f"CREATE TABLE {t} ({', '.join(cols)}) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4"]
+        if self.model.relations:
+            stmts.append(
+                f"CREATE TABLE {t}_links (id INT AUTO_INCREMENT PRIMARY KEY, from_id INT NOT NULL, to_id INT NOT NULL, "
+                f"INDEX {t}_links_from (from_id), INDEX {t}_links_to (to_id), "
+                f"FOREIGN KEY (from_id) REFERENCES {t}(id) ON DELETE CASCADE, "
+                f"FOREIGN KEY (to_id) REFERENCES {t}(id) ON DELETE CASCADE) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4")
+        return stmts
+
     def _column(self, f: Field) -> str:
-        ddl = f"{f.name} {PG_TYPES[f.kind]}"
-        if f.kind == "fk":
+        mysql = self.dialect == "mysql"
+        ddl = f"{f.name} {(MYSQL_TYPES if mysql else PG_TYPES)[f.kind]}"
+        if f.kind == "fk" and not mysql:  # MariaDB ignores an inline REFERENCES: its FOREIGN KEY is a table clause
             ddl += f" REFERENCES {self.table}(id) ON DELETE SET NULL"
         elif f.kind != "id" and not f.nullable:
             ddl += " NOT NULL"
         if f.has_default:
-            ddl += f" DEFAULT {_literal(WIDE_DEFAULTS[f.kind])}"
+            ddl += f" DEFAULT {_literal(WIDE_DEFAULTS[f.kind], self.dialect)}"
         return ddl
 
 
@@ -111,7 +143,7 @@ def for_psycopg(sql: str) -> str:
 
 
 class ControlRows:
-    """Rows in as dicts and out as tuples or records: the shapes both control arms hand the harness."""
+    """Rows in as dicts and out as tuples or records: the shapes the server control arms hand the harness."""
 
     model: ModelSpec
 
@@ -123,3 +155,31 @@ class ControlRows:
 
     def fields_of(self, obj: Any) -> dict[str, Any]:
         return dict(obj) if isinstance(obj, dict) else dict(zip(self.model.field_names, obj))
+
+
+def encode_json(value: Any) -> Any:
+    """MariaDB's JSON columns take text: dicts and lists go in as ``json.dumps``."""
+    return json.dumps(value) if isinstance(value, (dict, list)) else value
+
+
+class MysqlControl(ControlRows):
+    """What the two MariaDB control arms share: where they run, their SQL and how a row's values go in."""
+
+    databases = ("mysql",)
+    bulk_sets_ids = False
+    deviations = {"*": "control arm: hand-written SQL, rows in as dicts and out as tuples (no objects)"}
+
+    def __init__(self, model: ModelSpec, settings: Any) -> None:
+        super().__init__(model, settings)  # type: ignore[call-arg]
+        self.sql = ControlSql(model, "mysql")
+
+    def tables(self) -> SqlTables:
+        return self.sql.tables()
+
+    def _insert_sql(self, obj: Mapping[str, Any]) -> str:
+        """The INSERT for the row's columns, ``%s`` placeholders, no RETURNING (the id is ``lastrowid``)."""
+        return self.sql.insert_for(obj, False, psycopg=True)
+
+    def _values(self, obj: Mapping[str, Any]) -> list[Any]:
+        return [encode_json(v) for v in self.sql.values(obj)]
+
