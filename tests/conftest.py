@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -145,3 +147,20 @@ def run_isolated(*args: str, timeout: int = 900) -> subprocess.CompletedProcess:
     path = os.pathsep.join(p for p in (os.environ.get("PYTHONPATH"), str(REPO_ROOT / "tests")) if p)
     return subprocess.run([sys.executable, *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, "PYTHONPATH": path})
+
+
+@pytest.fixture
+def short_tmpdir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private, short TMPDIR (the server's directory goes there), so that leftovers are this test's own
+    even when tests run in parallel; traversable by the servers' users (nobody for PostgreSQL, mysql for MariaDB)."""
+    base = Path(tempfile.mkdtemp(prefix="osv-", dir="/tmp"))
+    base.chmod(0o755)
+    monkeypatch.setenv("TMPDIR", str(base))
+    try:
+        yield base
+    finally:
+        leftovers = list(base.iterdir())
+        for path in leftovers:  # do not leave it for the next run, whatever the test found
+            subprocess.run(["rm", "-rf", str(path)], check=False)
+        base.rmdir()
+        assert not leftovers, f"left behind: {leftovers}"

@@ -8,10 +8,8 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -72,23 +70,6 @@ def _wait_until(predicate, timeout: float) -> bool:  # type: ignore[no-untyped-d
             return True
         time.sleep(0.1)
     return predicate()
-
-
-@pytest.fixture
-def short_tmpdir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A private, short TMPDIR (the server's directory goes there), so that leftovers are this test's own
-    even when tests run in parallel; traversable by nobody, as the server needs."""
-    base = Path(tempfile.mkdtemp(prefix="opg-", dir="/tmp"))
-    base.chmod(0o755)
-    monkeypatch.setenv("TMPDIR", str(base))
-    try:
-        yield base
-    finally:
-        leftovers = list(base.iterdir())
-        for path in leftovers:  # do not leave it for the next run, whatever the test found
-            subprocess.run(["rm", "-rf", str(path)], check=False)
-        base.rmdir()
-        assert not leftovers, f"left behind: {leftovers}"
 
 
 def _server_dirs(base: Path) -> list[Path]:
