@@ -118,7 +118,8 @@ WIDE_DEVIATION = (
     "defaults (applied by the INSERT), not DDL DEFAULTs. On PostgreSQL: Float is FLOAT (double precision), "
     "Numeric(10, 2) is numeric(10,2) (exact), DateTime is timestamp without time zone, JSON is "
     "JSON().with_variant(JSONB(), 'postgresql') (jsonb). On MariaDB: Float is "
-    "Float().with_variant(mysql.DOUBLE(), 'mysql') (DOUBLE; plain Float is a 4-byte FLOAT there), Numeric(10, 2) "
+    "Float().with_variant(mysql.DOUBLE(asdecimal=False), 'mysql', 'mariadb') (DOUBLE, read back as float; plain "
+    "Float is a 4-byte FLOAT there), Numeric(10, 2) "
     "DECIMAL(10,2), JSON MariaDB's JSON (LONGTEXT with json_valid)."
 )
 
@@ -127,7 +128,7 @@ DEVIATIONS: dict[str, str] = {
     "wide": WIDE_DEVIATION,
     "fk": "passive_deletes=True on children and on both many-to-many sides: the ON DELETE SET NULL "
           "of children and the ON DELETE CASCADE of link rows are done by the database (SQLite with "
-          "foreign_keys=ON, or PostgreSQL), not by the ORM loading and updating related rows",
+          "foreign_keys=ON, PostgreSQL or InnoDB), not by the ORM loading and updating related rows",
     "update_whole": "the unit of work writes only the columns whose value changed (level and text), "
                     "not the whole row as a whole-object save in Django or peewee does",
     "mysql": "timestamp is DateTime().with_variant(mysql.DATETIME(fsp=6), 'mysql'): SQLAlchemy's DATETIME on MySQL "
@@ -135,6 +136,9 @@ DEVIATIONS: dict[str, str] = {
     "postgresql:insert_batch": "the one flush at commit sends the rows as one INSERT ... SELECT ... FROM (VALUES "
                                "...) ORDER BY sentinel RETURNING id per 1,000 rows (SQLAlchemy's insertmanyvalues on "
                                "PostgreSQL), not a statement per row as on SQLite and in the other arms",
+    "mysql:insert_batch": "the one flush at commit sends the rows as one multi-row INSERT ... VALUES ... RETURNING "
+                          "id per 1,000 rows (SQLAlchemy's insertmanyvalues; MariaDB 10.5+ has RETURNING), not a "
+                          "statement per row as on SQLite and in the other arms",
 }
 
 COMMON_NOTES = {
@@ -151,7 +155,8 @@ COMMON_NOTES = {
     "insert_batch": "add() per object, one commit: on SQLite the flush INSERTs row by row with RETURNING "
                     "(no implicit insertmanyvalues sentinel for SQLite); on PostgreSQL the same flush sends "
                     "one batched INSERT ... SELECT FROM (VALUES ...) ORDER BY sentinel RETURNING id per 1000 rows "
-                    "(insertmanyvalues), and bulk_save_objects (no RETURNING) the driver's executemany",
+                    "(insertmanyvalues), on MariaDB one multi-row INSERT ... VALUES ... RETURNING id per 1000 "
+                    "rows, and bulk_save_objects (no RETURNING) the driver's executemany",
     "postgresql": "sync: postgresql+psycopg (psycopg 3), async: postgresql+asyncpg; the engine's queue pool "
                   "limited to one connection (pool_size=1, max_overflow=0), a second connect raises; "
                   "SQLAlchemy's default transactions (the driver's implicit BEGIN, so reads too run in a "

@@ -172,5 +172,6 @@ def test_a_cell_through_the_latency_proxy_verifies_and_records_its_rtt(bench: py
     result.assert_outcomes(passed=1)
     info = json.loads(out.read_text())["benchmarks"][0]["extra_info"]
     assert (info["db"], info["rtt_ms"], info["arm_info"]["latency_proxy_rtt_ms"]) == ("postgresql", 2.0, "2")
+    assert "synchronous_commit=on" in info["arm_info"]["server_settings"]
     # 10 gets, each at least one 2 ms round trip: the proxy really stood between the arm and the server
     assert min(info["round_seconds"]) >= 10 * 0.002

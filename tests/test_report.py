@@ -394,7 +394,9 @@ def _db_record(arm: str, op: str, seconds: float, db: str = "sqlite", rtt: float
     return CellRecord(key=CellKey(arm, "simple", op, "warm", "default", db, rtt), rows=100, start_rows=0,
                       iterations=100, batch=10_000, settings={},
                       env=Environment(arm_label=label or DB_LABELS[arm], is_async=arm in ASYNC_ARMS,
-                                      arm_info={"postgresql_version": "17.2"} if server else {}),
+                                      arm_info={"postgresql_version": "17.2",
+                                                "server_settings": "fsync=on, wal_sync_method=fdatasync"}
+                                      if server else {}),
                       facts=Facts(pragmas={"fsync": "on"} if server else {"journal_mode": "wal"}),
                       measures={WALL: [seconds * 0.9, seconds, seconds * 1.1]},
                       statements=[statements] if statements else [])
@@ -470,7 +472,8 @@ def test_postgresql_section_prices_sync_arms_against_psycopg_and_async_ones_agai
     assert flags == ["F Get: more than 1.5× the statements of the raw psycopg control (1): Django 3 (3.0×)."]
     md = render(runs)
     assert "sync arms are priced against raw psycopg; async arms against raw asyncpg" in md
-    assert "- PostgreSQL: server 17.2; settings read back from each arm's connection: fsync=on" in md
+    assert ("- PostgreSQL: server 17.2; settings read back from each arm's connection: fsync=on; server settings "
+            "read at start: fsync=on, wal_sync_method=fdatasync") in md
     assert "- SQLite settings read back from each arm's connection: journal_mode=wal" in md
 
 

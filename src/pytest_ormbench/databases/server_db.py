@@ -213,6 +213,8 @@ class ServerDatabase(Database):
         info = self.info
         out = {f"{self.name}_version": str(info.version),
                "server": "started for the run" if info.managed else "given by URL"}
+        if info.settings:  # what the server was read to run with at start (durability is also read per round)
+            out["server_settings"] = ", ".join(f"{k}={v}" for k, v in sorted(info.settings.items()))
         if self.rtt_ms is not None:
             out["latency_proxy_rtt_ms"] = format_rtt(self.rtt_ms)
         return out

@@ -695,9 +695,12 @@ def environment(runs: Runs) -> list[str]:
         server = values(lambda r: r.env.arm_info.get(f"{db}_version"), these)
         how = values(lambda r: r.env.arm_info.get("server"), these)
         read = sorted({tuple(sorted((r.facts.pragmas or {}).items())) for r in these})
+        at_start = sorted({str(r.env.arm_info["server_settings"]) for r in these
+                           if r.env.arm_info.get("server_settings")})
         line = (f"{db_title(db)}: server {server}" + (f" ({how})" if how != "unknown" else "")
                 + "; settings read back from each arm's connection: "
-                + ("; ".join(", ".join(f"{k}={v}" for k, v in s) for s in read if s) or "none recorded"))
+                + ("; ".join(", ".join(f"{k}={v}" for k, v in s) for s in read if s) or "none recorded")
+                + (f"; server settings read at start: {'; '.join(at_start)}" if at_start else ""))
         rtts = _rtts(these)
         if rtts:
             line += (f"; latency sweep through the proxy at RTT {', '.join(format_rtt(r) for r in rtts)} ms "
