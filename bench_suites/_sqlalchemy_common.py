@@ -111,21 +111,18 @@ PY_TYPES: dict[str, Any] = {
     "char": str, "text": str, "decimal": Decimal, "json": dict,
 }
 
-WIDE_DEVIATION = (
-    "SQLAlchemy's SQLite dialect has no native decimal: Numeric(10, 2) values are bound as "
-    "float and stored as REAL (NUMERIC affinity), read back as Decimal quantized to 2 places; "
-    "JSON is stored as TEXT (json.dumps). Defaults of sets 1 and 3 are Python-side column "
-    "defaults (applied by the INSERT), not DDL DEFAULTs. On PostgreSQL: Float is FLOAT (double precision), "
-    "Numeric(10, 2) is numeric(10,2) (exact), DateTime is timestamp without time zone, JSON is "
-    "JSON().with_variant(JSONB(), 'postgresql') (jsonb). On MariaDB: Float is "
-    "Float().with_variant(mysql.DOUBLE(asdecimal=False), 'mysql', 'mariadb') (DOUBLE, read back as float; plain "
-    "Float is a 4-byte FLOAT there), Numeric(10, 2) "
-    "DECIMAL(10,2), JSON MariaDB's JSON (LONGTEXT with json_valid)."
-)
-
 #: what every SQLAlchemy-family arm does differently from the others (shown in the tables)
 DEVIATIONS: dict[str, str] = {
-    "wide": WIDE_DEVIATION,
+    "wide": "defaults of sets 1 and 3 are Python-side column defaults (applied by the INSERT), not DDL DEFAULTs",
+    "sqlite:wide": "SQLAlchemy's SQLite dialect has no native decimal: Numeric(10, 2) values are bound as float and "
+                   "stored as REAL (NUMERIC affinity), read back as Decimal quantized to 2 places; JSON is stored as "
+                   "TEXT (json.dumps)",
+    "postgresql:wide": "On PostgreSQL: Float is FLOAT (double precision), Numeric(10, 2) is numeric(10,2) (exact), "
+                       "DateTime is timestamp without time zone, JSON is JSON().with_variant(JSONB(), 'postgresql') "
+                       "(jsonb)",
+    "mysql:wide": "On MariaDB: Float is Float().with_variant(mysql.DOUBLE(asdecimal=False), 'mysql', 'mariadb') "
+                  "(DOUBLE, read back as float; plain Float is a 4-byte FLOAT there), Numeric(10, 2) DECIMAL(10,2), "
+                  "JSON MariaDB's JSON (LONGTEXT with json_valid)",
     "fk": "passive_deletes=True on children and on both many-to-many sides: the ON DELETE SET NULL "
           "of children and the ON DELETE CASCADE of link rows are done by the database (SQLite with "
           "foreign_keys=ON, PostgreSQL or InnoDB), not by the ORM loading and updating related rows",

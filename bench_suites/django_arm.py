@@ -140,11 +140,13 @@ class DjangoArm(SqliteArm):
               "without an ON DELETE clause, and the collector also deletes the M2M link rows. So Delete "
               "(K) on Test 2 sends 3 statements per object (DELETE its links in both directions, UPDATE "
               "its children SET parent_id = NULL, DELETE the row): that is what obj.delete() costs in Django.",
-        "wide": "On SQLite, DecimalField is declared 'decimal' (NUMERIC affinity), so SQLite stores the values as "
-                "REAL/INTEGER; Django quantizes them back to 2 places on read. JSONField is stored as "
-                "JSON text. On PostgreSQL: DecimalField is numeric(10, 2), FloatField double precision, "
-                "JSONField jsonb. Defaults are Django field defaults (set on the object when it is built, "
-                "untimed); the schema has no SQL DEFAULT clauses.",
+        "wide": "Defaults are Django field defaults (set on the object when it is built, untimed); the schema has "
+                "no SQL DEFAULT clauses.",
+        "sqlite:wide": "On SQLite, DecimalField is declared 'decimal' (NUMERIC affinity), so SQLite stores the values "
+                       "as REAL/INTEGER; Django quantizes them back to 2 places on read. JSONField is stored as "
+                       "JSON text.",
+        "postgresql:wide": "On PostgreSQL: DecimalField is numeric(10, 2), FloatField double precision, JSONField "
+                           "jsonb.",
     }
 
     def __init__(self, model: ModelSpec, settings: Settings) -> None:

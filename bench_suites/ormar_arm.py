@@ -143,23 +143,24 @@ class OrmarArm(AiosqliteArm):
     bulk_sets_ids = False
     unsupported: Mapping[str, str] = {}
     deviations = {
-        "*": "engine pool capped at one connection (pool_size=1, max_overflow=0) so the arm has one "
-             "sqlite3 connection; ormar forces PRAGMA foreign_keys=ON on connect (the asked value); "
-             "postgresql: the same DatabaseConnection on postgresql+asyncpg (SQLAlchemy's asyncpg dialect), "
+        "*": "engine pool capped at one connection (pool_size=1, max_overflow=0) so the arm has one connection",
+        "sqlite": "ormar forces PRAGMA foreign_keys=ON on connect (the asked value)",
+        "postgresql": "postgresql: the same DatabaseConnection on postgresql+asyncpg (SQLAlchemy's asyncpg dialect), "
              "one asyncpg connection; transactions open with BEGIN ISOLATION LEVEL READ COMMITTED "
              "(the server's default, sent explicitly by the dialect), standalone statements run in autocommit",
-        "insert_bulk": "bulk_create() renders one multi-row INSERT; split into chunks of "
-                       "(SQLite's variable limit, 32766 by default) // columns rows inside one database.transaction(); "
-                       "ids are not set on the objects; postgresql: chunks of asyncpg's 32767 arguments // columns",
+        "insert_bulk": "bulk_create() renders one multi-row INSERT per chunk inside one database.transaction(); "
+                       "ids are not set on the objects",
+        "sqlite:insert_bulk": "chunks of (SQLite's variable limit, 32766 by default) // columns rows",
+        "postgresql:insert_bulk": "postgresql: chunks of asyncpg's 32767 arguments // columns rows",
         "fk": "the self FK's relation attribute is named parent_id (column parent_id; reverse 'children'): "
               "ormar 0.26's values()/values_list() silently drop an FK whose field name differs from its "
               "column name, so 'parent' with name='parent_id' would lose the column in G and H",
-        "wide": "decimal: ormar.Decimal -> SQLAlchemy DECIMAL(10, 2) (NUMERIC affinity; SQLAlchemy binds "
-                "Decimal as float on SQLite); json: ormar.JSON -> SQLAlchemy JSON (TEXT); defaults of sets 1 "
-                "and 3 are Python-side ormar defaults (no SQL DEFAULT clause); postgresql: float -> FLOAT "
-                "(double precision), decimal -> numeric(10, 2), json -> json (ormar has no jsonb field and "
-                "no column-type override: ormar.JSON is SQLAlchemy's generic JSON), datetime -> timestamp "
-                "without time zone",
+        "wide": "defaults of sets 1 and 3 are Python-side ormar defaults (no SQL DEFAULT clause)",
+        "sqlite:wide": "decimal: ormar.Decimal -> SQLAlchemy DECIMAL(10, 2) (NUMERIC affinity; SQLAlchemy binds "
+                       "Decimal as float on SQLite); json: ormar.JSON -> SQLAlchemy JSON (TEXT)",
+        "postgresql:wide": "postgresql: float -> FLOAT (double precision), decimal -> numeric(10, 2), json -> json "
+                           "(ormar has no jsonb field and no column-type override: ormar.JSON is SQLAlchemy's "
+                           "generic JSON), datetime -> timestamp without time zone",
         "mysql": "MariaDB: the same DatabaseConnection on mysql+aiomysql (ormar[mysql]'s driver, SQLAlchemy's "
                  "aiomysql dialect), charset utf8mb4, one aiomysql connection; transactions are SQLAlchemy's "
                  "autobegin (no BEGIN sent: aiomysql runs with autocommit off) and COMMIT, then the pool's "

@@ -192,7 +192,7 @@ class PeeweeArm(SqliteArm):
             "peewee's documented way for a self-referential directed relation: peewee's ManyToManyField "
             "does not support a model relating to itself"
         ),
-        "wide": (
+        "sqlite:wide": (
             "decimal: DecimalField(10, 2) declares DECIMAL(10,2), which SQLite stores with NUMERIC affinity "
             "(REAL for non-integral values), read back as Decimal; json: playhouse.sqlite_ext.JSONField, "
             "a TEXT column written through SQLite's json() function; defaults are peewee (Python-side) defaults, "

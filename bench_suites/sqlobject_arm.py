@@ -298,7 +298,7 @@ class SQLObjectArm(SqliteArm):
         "delete": "destroySelf() does the cascades in Python: deletes the object's M2M links (two "
                   "DELETEs), SELECTs its children and UPDATEs each one's parent to NULL, then DELETEs the "
                   "row (Test 2); on the other models one DELETE per object",
-        "wide": "DecimalCol is DECIMAL(10, 2), NUMERIC affinity: SQLite stores the value as REAL and "
+        "sqlite:wide": "DecimalCol is DECIMAL(10, 2), NUMERIC affinity: SQLite stores the value as REAL and "
                 "SQLObject reads it back through str(float); JSONCol is TEXT; defaults are Python-side "
                 "(written in the INSERT), not DDL DEFAULTs",
         "postgresql:wide": "JSON is JsonbCol (jsonb: SQLObject's PostgreSQL-only JSON column; JSONCol is TEXT), "
@@ -313,7 +313,7 @@ class SQLObjectArm(SqliteArm):
                       "DOUBLE PRECISION, DecimalCol DECIMAL(10,2), DateTimeCol DATETIME(6); defaults are Python-side",
         "mysql": "SQLObject renders values into the SQL text (mysqlclient sends no bound parameters either); its "
                  "INSERT is followed by a SELECT of the new row, as on SQLite",
-        "*": "SQLObject renders values into the SQL text (no bound parameters), so every statement "
+        "sqlite": "SQLObject renders values into the SQL text (no bound parameters), so every statement "
              "with new values is new SQL to SQLite",
     }
 

@@ -173,18 +173,18 @@ class TortoiseArm(AiosqliteArm):
     databases = ("sqlite", "postgresql", "mysql")
     bulk_sets_ids = False  # bulk_create runs executemany: objects keep pk None
     deviations = {
-        "*": "Tortoise's schema declares id INTEGER PRIMARY KEY AUTOINCREMENT, so every insert also "
-             "updates sqlite_sequence (the control arm: plain INTEGER PRIMARY KEY); column defaults "
-             "are Python-side (applied when objects are built, untimed), not SQL DEFAULTs. "
-             "PostgreSQL: asyncpg through Tortoise's asyncpg:// client, its pool capped at one connection "
+        "*": "column defaults are Python-side (applied when objects are built, untimed), not SQL DEFAULTs",
+        "sqlite": "Tortoise's schema declares id INTEGER PRIMARY KEY AUTOINCREMENT, so every insert also "
+                  "updates sqlite_sequence (the control arm: plain INTEGER PRIMARY KEY)",
+        "postgresql": "PostgreSQL: asyncpg through Tortoise's asyncpg:// client, its pool capped at one connection "
              "(minsize=1, maxsize=1); every query outside a transaction and every in_transaction() checks the "
              "connection out and back in, and asyncpg's pool resets it on the way back (one "
              "'SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL' round trip each time); "
              "ids are SERIAL and inserts are INSERT ... RETURNING id; DatetimeField is declared TIMESTAMP "
              "(without time zone) through a subclass, Tortoise's own PostgreSQL type being TIMESTAMPTZ",
-        "wide": "DecimalField is stored as VARCHAR(40) text on SQLite (Tortoise's SQLite column type for "
-                "decimals; the control arm declares DECIMAL(10, 2)); JSONField as JSON text. "
-                "PostgreSQL: Tortoise's own types, DecimalField DECIMAL(10,2) (numeric), JSONField JSONB, "
+        "sqlite:wide": "DecimalField is stored as VARCHAR(40) text on SQLite (Tortoise's SQLite column type for "
+                       "decimals; the control arm declares DECIMAL(10, 2)); JSONField as JSON text",
+        "postgresql:wide": "PostgreSQL: Tortoise's own types, DecimalField DECIMAL(10,2) (numeric), JSONField JSONB, "
                 "FloatField DOUBLE PRECISION",
         "fk": "the link table is Tortoise's generated through table: no id column, a UNIQUE(from_id, to_id) "
               "index kept up on every link write; Tortoise creates no index on to_id, the arm adds one "
