@@ -40,10 +40,10 @@ def main() -> int:
     p.add_argument("--repeats", type=int, default=15)
     a = p.parse_args()
     arm = import_arm("bench_suites.raw_mysqlclient:RawMysqlclientArm")
-    with mysql_server.start_server() as server:
+    with mysql_server.start_server() as server, tempfile.TemporaryDirectory(prefix="ormbench-restore-") as scratch:
         os.environ[SERVER_ENV] = json.dumps(server.info.to_json())
         db = MysqlDatabase()
-        tmp = Path(tempfile.mkdtemp(prefix="ormbench-restore-"))
+        tmp = Path(scratch)  # removed at the end, like the server
         print(f"MariaDB {server.info.version}, settings {server.info.settings}")
         print("| starting state | rows | copy | truncate | delete | truncate, no settle |")
         print("| --- | ---: | ---: | ---: | ---: | ---: |")
