@@ -190,13 +190,16 @@ class MysqlDatabase(ServerDatabase):
         self._settle_tables(dst.dbname, tables)
         self.current = dst
 
-    def _forget_statements(self) -> None:
+    def _forget_statements(self) -> Exception | None:
         """Empty the digest summary (between ops only: one cell measures at a time). It never evicts: once its
-        rows are used, new statements would be booked to a row without text and the counts would come up short."""
+        rows are used, new statements would be booked to a row without text and the counts would come up short.
+        Returns the error when it cannot (no performance_schema, or no right to it on a URL server), which
+        trace_statements turns into the reason nothing is counted."""
         try:
             self._run("TRUNCATE performance_schema.events_statements_summary_by_digest")
-        except _pymysql().Error:  # no performance_schema, or no right to it (a URL server): trace_statements
-            pass                  # then says why nothing is counted
+        except _pymysql().Error as exc:
+            return exc
+        return None
 
     def _end_sessions(self, dbname: str) -> None:
         """End the connections on a database that are not the harness's (a leaked arm connection would make
@@ -401,9 +404,8 @@ class MysqlDatabase(ServerDatabase):
         if not rows or not int(rows[0][0]):
             return ("mysql: the server runs without performance_schema (the run's own server turns it on; on a "
                     "server given by URL: performance_schema=ON in its options)")
-        try:  # the summary must be emptied before each copy (see _forget_statements), or counts come up short
-            self._run("TRUNCATE performance_schema.events_statements_summary_by_digest")
-        except Exception as exc:  # noqa: BLE001 - the reason is what the record keeps
+        exc = self._forget_statements()  # emptied before each copy too, or counts would come up short
+        if exc is not None:
             return ("mysql: cannot empty performance_schema's digest summary, so counts could come up short once "
                     f"it is full (the account needs DROP on performance_schema; {type(exc).__name__}: {exc})")
         counter.add_source(ServerStatements(self))
