@@ -548,6 +548,33 @@ def test_the_same_cell_on_sqlite_and_postgresql_is_two_cells(tmp_path: Path) -> 
     assert runs.cells[("peewee", "simple", "D", "warm", "default")].source == str(lite)
 
 
+def test_a_latency_sweeps_own_direct_cell_does_not_replace_the_main_runs(tmp_path: Path) -> None:
+    """A sweep file (later) has peewee's D direct and through the proxy; the main run (earlier) has D direct:
+    the PostgreSQL tables keep the main run's figure, the latency table's direct column the sweep's own."""
+    from pytest_ormbench.report.tables import detail, latency
+
+    main = _write(tmp_path / "main.json", _postgresql_records(), "2026-12-01T10:00:00")
+    sweep_direct = [_db_record(arm, op, 0.050, "postgresql") for op in "DF" for arm in ("peewee", "sqlalchemy_async")]
+    sweep = _write(tmp_path / "sweep.json", sweep_direct + _sweep_records(), "2026-12-02T10:00:00")
+    for paths in ([main, sweep], [sweep, main]):
+        runs = load(paths)
+        key = ("peewee", "simple", "D", "warm", "default", "postgresql")
+        assert runs.cells[key].source == str(main) and runs.cells[key].sweep_direct_cell.source == str(sweep)
+        pg = {r[0]: r for r in detail(runs.at("postgresql"), "simple", "warm", "default").rows}
+        assert pg["D Filter: Large"][4] == "8,333"  # peewee: the main run's 12 ms, not the sweep's 50 ms
+        d = {r[0]: r[1:] for r in latency(runs, "postgresql")[0].rows}
+        assert d["peewee"][0] == "2,000" and d["raw psycopg"][0] == "50,000"  # the sweep's own; else the main run's
+        assert not any("is used" in n for n in runs.notes)
+        assert f"{sweep}: its 4 direct cell(s) (without the proxy) are the latency tables' \"direct\" column; " \
+               f"the other tables keep {main}'s figures of those cells" in runs.notes
+    # a second main run still replaces the first by time, and keeps the sweep's record beside it
+    rerun = _write(tmp_path / "rerun.json", [_db_record("peewee", "D", 0.006, "postgresql")], "2026-12-03T10:00:00")
+    runs = load([main, sweep, rerun])
+    key = ("peewee", "simple", "D", "warm", "default", "postgresql")
+    assert runs.cells[key].source == str(rerun) and runs.cells[key].sweep_direct_cell.source == str(sweep)
+    assert any("cell peewee-simple-D-warm-default-postgresql is in" in n for n in runs.notes)
+
+
 def test_an_arm_on_two_databases_has_one_label() -> None:
     from pytest_ormbench.report.load import runs_from_records
     from pytest_ormbench.report.tables import labels

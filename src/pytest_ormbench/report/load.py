@@ -7,7 +7,11 @@ Rules (documented in docs/reports.md and tested):
 - the same cell (arm, model, op, mode, table, and its database and RTT when not SQLite) in two files: the
   one from the later run (the file's ``datetime``) is used, and a note lists every replaced cell; an arm's
   SQLite and PostgreSQL cells are two cells, never one replacing the other;
-- except that a timed record and an instrumented one (``--ormbench-instructions``, run under callgrind) of
+- except that a latency sweep's own direct cell (a cell reached without the proxy, in a file that also ran it
+  through the proxy) does not replace another file's record of that cell: the report's tables keep the other
+  file's figure (its own schedule, usually more rounds), the latency tables' "direct" column the sweep's own,
+  so that each table compares figures of one run; a note counts these cells per pair of files;
+- and a timed record and an instrumented one (``--ormbench-instructions``, run under callgrind) of
   the same cell are folded, not replaced: the cell's rows/s come from the timed record, its instructions
   from the instrumented one (the later run of each kind, by the rule above), and a note counts the folded
   cells per pair of files. An instrumented record never gives a rows/s figure: valgrind's wall times are
@@ -47,6 +51,10 @@ class Cell:
     machine: dict[str, Any]
     #: the same cell from an instrumented (callgrind) run, when ``record`` is a timed one
     instructions_cell: Cell | None = None
+    #: a direct cell of a file that also ran it through the latency proxy (a latency sweep's own baseline)
+    from_sweep: bool = False
+    #: that sweep's record of this cell, when another file's record is the report's (the "direct" column)
+    sweep_direct_cell: Cell | None = None
 
     @property
     def key(self) -> tuple[Any, ...]:
@@ -147,14 +155,21 @@ class Runs:
                     scope=db + ("@rtt" if sweep else ""), whole=whole)
 
     def add(self, cell: Cell) -> None:
-        """Fold a cell in: per key one timed and one instrumented record, each the later run's."""
+        """Fold a cell in: per key one timed and one instrumented record, each the later run's; a latency
+        sweep's own direct record goes beside another file's timed one (the latency tables' "direct")."""
         old = self.cells.get(cell.key)
         if old is None:
+            self.cells[cell.key] = cell
+        elif cell.timed and old.timed and cell.from_sweep and not old.from_sweep:
+            old.sweep_direct_cell = cell if old.sweep_direct_cell is None else self._later(old.sweep_direct_cell, cell)
+        elif cell.timed and old.timed and old.from_sweep and not cell.from_sweep:
+            cell.sweep_direct_cell, cell.instructions_cell = old, old.instructions_cell
+            old.instructions_cell = None
             self.cells[cell.key] = cell
         elif cell.timed and old.timed:
             newer = self._later(old, cell)
             if newer is cell:
-                cell.instructions_cell = old.instructions_cell
+                cell.instructions_cell, cell.sweep_direct_cell = old.instructions_cell, old.sweep_direct_cell
             self.cells[cell.key] = newer
         elif cell.timed:  # the key so far had only an instructions run's record: it goes beside this one
             cell.instructions_cell = old
@@ -178,13 +193,19 @@ class Runs:
         """
         folded: dict[tuple[str, str], int] = defaultdict(int)
         untimed: dict[str, int] = defaultdict(int)
+        beside: dict[tuple[str, str], int] = defaultdict(int)
         for cell in self.cells.values():
+            if cell.sweep_direct_cell is not None:
+                beside[(cell.sweep_direct_cell.source, cell.source)] += 1
             if cell.instructions_cell is not None:
                 folded[(cell.instructions_cell.source, cell.source)] += 1
             elif not cell.timed:
                 untimed[cell.source] += 1
         notes = [f"{counted}: the instructions of {n} cell(s) whose rows/s come from the timed run {timed}"
                  for (counted, timed), n in sorted(folded.items())]
+        notes += [f"{sweep}: its {n} direct cell(s) (without the proxy) are the latency tables' \"direct\" column; "
+                  f"the other tables keep {main}'s figures of those cells"
+                  for (sweep, main), n in sorted(beside.items())]
         if any(c.timed for c in self.cells.values()):
             notes += [f"{source}: {n} cell(s) ran only under callgrind (--ormbench-instructions), with no timed "
                       "run beside them: they have instructions and statements, no rows/s"
@@ -239,6 +260,11 @@ def require_cells(cells: list[Cell], unverified: int, source: str) -> None:
         raise ReportError(f"{source}: no pytest-ormbench cells in it (was it written without the plugin?)")
 
 
+def _unproxied(key: Any) -> tuple[Any, ...]:
+    """A cell's key without its RTT: the direct cell a latency sweep's proxied cells go with."""
+    return (key.arm, key.model, key.op, key.mode, key.table, key.db)
+
+
 def load(paths: Iterable[str | Path]) -> Runs:
     runs = Runs()
     paths = list(paths)
@@ -253,7 +279,9 @@ def load(paths: Iterable[str | Path]) -> Runs:
             runs.notes.append(f"{path}: {foreign} benchmark(s) that are not pytest-ormbench cells were ignored")
         if unverified:
             runs.notes.append(f"{path}: {unverified} cell(s) not marked verified were left out")
+        swept = {_unproxied(c.record.key) for c in cells if c.record.key.rtt_ms is not None}
         for cell in cells:
+            cell.from_sweep = cell.record.key.rtt_ms is None and _unproxied(cell.record.key) in swept
             runs.add(cell)
         runs.sources.append(str(path))
         runs.written[str(path)] = str(doc.get("datetime", ""))

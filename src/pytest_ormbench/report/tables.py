@@ -554,7 +554,7 @@ def latency(runs: Runs, db: str) -> list[Table]:
     out = []
     for model, mode, table in sweep_groups(runs, db):
         per_op = sweep_figures(runs, db, model, mode, table)
-        plain = figures(direct, model, mode, table)
+        plain = _per_arm(direct, model, mode, table, lambda c: (c.sweep_direct_cell or c).rows_per_s)  # the sweep's own
         rtts = sorted({r for arms in per_op.values() for rs in arms.values() for r in rs})
         lo, hi = rtts[0], rtts[-1]
         for op in OPS:
@@ -573,7 +573,8 @@ def latency(runs: Runs, db: str) -> list[Table]:
                              *(fmt_rate(vals.get(r)) for r in rtts), *([fmt_ratio(ratio)] if len(rtts) > 1 else [])])
             notes = ["Rows/s with the arm reaching the server through the latency proxy, which holds every round "
                      "trip for the RTT the column names"
-                     + ("; direct: the same cell without the proxy (the figure of the section above)" if with_direct
+                     + ("; direct: the same cell without the proxy, from the sweep's own run when it ran one (else the "
+                        "figure of the section above)" if with_direct
                         else "")
                      + (f"; the last column is the figure at {format_rtt(hi)} ms over the one at {format_rtt(lo)} ms "
                         "(×0.10: a tenth as fast)." if len(rtts) > 1 else ".")]
