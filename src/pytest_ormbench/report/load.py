@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -260,11 +260,6 @@ def require_cells(cells: list[Cell], unverified: int, source: str) -> None:
         raise ReportError(f"{source}: no pytest-ormbench cells in it (was it written without the plugin?)")
 
 
-def _unproxied(key: Any) -> tuple[Any, ...]:
-    """A cell's key without its RTT: the direct cell a latency sweep's proxied cells go with."""
-    return (key.arm, key.model, key.op, key.mode, key.table, key.db)
-
-
 def load(paths: Iterable[str | Path]) -> Runs:
     runs = Runs()
     paths = list(paths)
@@ -279,9 +274,9 @@ def load(paths: Iterable[str | Path]) -> Runs:
             runs.notes.append(f"{path}: {foreign} benchmark(s) that are not pytest-ormbench cells were ignored")
         if unverified:
             runs.notes.append(f"{path}: {unverified} cell(s) not marked verified were left out")
-        swept = {_unproxied(c.record.key) for c in cells if c.record.key.rtt_ms is not None}
+        swept = {replace(c.record.key, rtt_ms=None) for c in cells if c.record.key.rtt_ms is not None}  # direct keys
         for cell in cells:
-            cell.from_sweep = cell.record.key.rtt_ms is None and _unproxied(cell.record.key) in swept
+            cell.from_sweep = cell.record.key.rtt_ms is None and cell.record.key in swept
             runs.add(cell)
         runs.sources.append(str(path))
         runs.written[str(path)] = str(doc.get("datetime", ""))
