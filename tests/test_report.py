@@ -218,9 +218,9 @@ NO_SQL = "objectbox: counting statements is not implemented for this database"
 def _record(arm: str, op: str, *, seconds: float = 0.5, instructions: float | None = None,
             statements: dict[str, int] | None = None, note: str | None = None, mode: str = "warm") -> object:
     """A synthetic cell record: ``instructions`` makes it an instrumented (callgrind) one."""
-    from pytest_ormbench.record import INSTRUCTIONS, WALL, CellKey, CellRecord, Environment, Facts
+    from pytest_ormbench.record import GC_COLLECTIONS, INSTRUCTIONS, WALL, CellKey, CellRecord, Environment, Facts
 
-    measures = {WALL: [seconds * 0.9, seconds, seconds * 1.1]}
+    measures = {WALL: [seconds * 0.9, seconds, seconds * 1.1], GC_COLLECTIONS: [0.0, 0.0, 0.0]}
     if instructions is not None:
         measures[WALL] = [x * 50 for x in measures[WALL]]  # valgrind's wall times: no speed at all
         measures[INSTRUCTIONS] = [instructions * 100] * 3
@@ -388,7 +388,7 @@ ASYNC_ARMS = {"asyncpg", "sqlalchemy_async"}
 def _db_record(arm: str, op: str, seconds: float, db: str = "sqlite", rtt: float | None = None,
                statements: dict[str, int] | None = None, label: str | None = None) -> object:
     """A synthetic timed record of Test 1, warm, default table, on ``db`` (through the proxy at ``rtt`` ms)."""
-    from pytest_ormbench.record import WALL, CellKey, CellRecord, Environment, Facts
+    from pytest_ormbench.record import GC_COLLECTIONS, WALL, CellKey, CellRecord, Environment, Facts
 
     server = db != "sqlite"
     return CellRecord(key=CellKey(arm, "simple", op, "warm", "default", db, rtt), rows=100, start_rows=0,
@@ -398,7 +398,7 @@ def _db_record(arm: str, op: str, seconds: float, db: str = "sqlite", rtt: float
                                                 "server_settings": "fsync=on, wal_sync_method=fdatasync"}
                                       if server else {}),
                       facts=Facts(pragmas={"fsync": "on"} if server else {"journal_mode": "wal"}),
-                      measures={WALL: [seconds * 0.9, seconds, seconds * 1.1]},
+                      measures={WALL: [seconds * 0.9, seconds, seconds * 1.1], GC_COLLECTIONS: [0.0, 0.0, 0.0]},
                       statements=[statements] if statements else [])
 
 
@@ -595,3 +595,32 @@ def test_latency_chart_is_written_beside_the_database_charts(tmp_path: Path) -> 
     assert names == {"detail-simple-warm-default.png", "summary-default.png",
                      "detail-simple-warm-default-postgresql.png", "summary-default-postgresql.png",
                      "latency-postgresql-simple-warm-default.png"}
+
+
+def test_figures_timed_with_the_old_gc_discipline_are_marked(tmp_path: Path) -> None:
+    """A timed record without gc_collections was written before the freeze discipline: its tables say so."""
+    from dataclasses import replace
+
+    from pytest_ormbench.record import GC_COLLECTIONS
+    from pytest_ormbench.report.load import load
+    from pytest_ormbench.report.tables import detail, footnotes, overall, runs_table
+
+    new = [_record(arm, op) for arm in ("sqlite3", "peewee") for op in "AD"]
+    old = [replace(r, measures={k: v for k, v in r.measures.items() if k != GC_COLLECTIONS}) for r in new]
+    assert all(r.collected_before_clock for r in old) and not any(r.collected_before_clock for r in new)
+    assert not _record("peewee", "A", instructions=5_000).collected_before_clock  # an instrumented record is not timed
+    runs = load([_write(tmp_path / "new.json", new, "2026-12-02T10:00:00")])
+    assert not any("old GC discipline" in n for n in detail(runs, "simple", "warm", "default").notes)
+    assert not any(n.startswith("Old GC discipline:") for n in footnotes(runs))
+    # the old file's peewee cells only: named; the new file's sqlite3 cells are not
+    runs = load([_write(tmp_path / "new.json", new[:2], "2026-12-02T10:00:00"),
+                 _write(tmp_path / "old.json", old[2:], "2026-11-30T10:00:00")])
+    notes = [n for n in detail(runs, "simple", "warm", "default").notes if "old GC discipline" in n]
+    assert notes == ["Timed with the old GC discipline (peewee): a full collection right before the clock (see the "
+                     "footnotes)."]
+    assert notes[0] in overall(runs, "default").notes
+    assert any("old GC discipline" in n and "old.json" in n and "new.json" not in n for n in runs_table(runs).notes)
+    assert sum(n.startswith("Old GC discipline:") for n in footnotes(runs)) == 1
+    runs = load([_write(tmp_path / "old.json", old, "2026-11-30T10:00:00")])
+    assert any(n.startswith("Timed with the old GC discipline (every arm)")
+               for n in detail(runs, "simple", "warm", "default").notes)

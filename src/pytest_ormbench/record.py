@@ -203,6 +203,15 @@ class CellRecord:
         return self.instrumented is None and bool(self.seconds)
 
     @property
+    def collected_before_clock(self) -> bool:
+        """Whether its rounds were timed under the old discipline: a full collection right before the clock.
+
+        Every round timed since the freeze discipline (issue 17) also counts the collector's runs inside the
+        timed region (``gc_collections``); a timed record without that measure was written before it. The
+        collection evicted the CPU caches, so those figures read slow, the fastest arms' most."""
+        return self.timed and GC_COLLECTIONS not in self.measures
+
+    @property
     def instructions(self) -> list[float]:
         return self.measures.get(INSTRUCTIONS, [])
 

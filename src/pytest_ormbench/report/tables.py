@@ -39,6 +39,15 @@ DISAGREE_MARGIN = 0.10
 DISAGREE_INSTRUCTIONS_MARGIN = 0.01
 #: disagreeing pairs named per operation; the rest are counted
 DISAGREE_PAIRS = 3
+#: the note under a rows/s table some of whose figures were timed before the freeze discipline (issue 17)
+OLD_DISCIPLINE = "Timed with the old GC discipline ({arms}): a full collection right before the clock (see the footnotes)."
+#: the footnote that explains it, once
+OLD_DISCIPLINE_FOOTNOTE = (
+    "Old GC discipline: figures timed before the freeze discipline ran a full garbage collection right before the "
+    "clock. It evicts the CPU caches and made the raw sqlite3 arm's ops read up to 14 % slow (results/fidelity.md); "
+    "the fastest arms lose most, so their ratios to slower arms read compressed. Since then the collector is frozen "
+    "just before the clock and nothing is collected there (docs/methodology.md). The tables with such figures say "
+    "so, and the Runs table names their files.")
 #: the databases as section headings and notes name them
 DB_TITLES = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "mysql": "MariaDB"}
 _DB_ORDER = {db: i for i, db in enumerate(DB_TITLES)}
@@ -260,6 +269,7 @@ def overall(runs: Runs, table: str) -> Table | None:
              + ("; warm figures carry their ratio to cold in parentheses." if both else ".")]
     if any("—" in c for r in rows for c in r[1:]):
         notes.append(NO_FIGURE)
+    notes.extend(old_discipline(runs, lambda k: k.table == table))
     return Table(title, header, rows, notes, anchor=f"overall-{table}")
 
 
@@ -267,8 +277,21 @@ def detail(runs: Runs, model: str, mode: str, table: str) -> Table:
     names = labels(runs)
     best = f"Best: the fastest arm other than {_controls_named(names, _present_controls(runs, model, mode, table))}."
     title = f"{MODELS[model].title} — {mode}, {table} table (rows/s, higher is better)"
-    return _ops_table(runs, figures(runs, model, mode, table), fmt_rate, max, title, best,
-                      anchor=f"detail-{model}-{mode}-{table}")
+    t = _ops_table(runs, figures(runs, model, mode, table), fmt_rate, max, title, best,
+                   anchor=f"detail-{model}-{mode}-{table}")
+    t.notes.extend(old_discipline(runs, lambda k: (k.model, k.mode, k.table) == (model, mode, table)))
+    return t
+
+
+def old_discipline(runs: Runs, where: Callable[[CellKey], bool]) -> list[str]:
+    """The note for the cells ``where`` picks whose figures were timed with the old GC discipline (none: [])."""
+    names, order = labels(runs), {a: i for i, a in enumerate(arm_order(runs))}
+    arms = {k.arm for k, c in _cells(runs) if where(k) and c.record.collected_before_clock}
+    if not arms:
+        return []
+    every = {k.arm for k, c in _cells(runs) if where(k) and c.timed}
+    which = "every arm" if arms >= every else ", ".join(names[a] for a in sorted(arms, key=order.__getitem__))
+    return [OLD_DISCIPLINE.format(arms=which)]
 
 
 def instructions(runs: Runs, model: str, mode: str, table: str) -> Table | None:
@@ -656,6 +679,8 @@ def footnotes(runs: Runs) -> list[str]:
             verb = "sets" if with_ids else "does not set"
             notes.append(f"Insert: Bulk{on} {verb} the new ids on the objects for {', '.join(with_ids or without)} "
                          "(verified in every round).")
+    if any(c.record.collected_before_clock for c in whole.cells.values()):
+        notes.append(OLD_DISCIPLINE_FOOTNOTE)
     return notes + runs.notes
 
 
@@ -791,6 +816,9 @@ def runs_table(runs: Runs) -> Table:
     if several:
         notes.append("Databases: where the file's cells stored (postgresql @ RTT …: through the latency proxy at "
                      "those round-trip times).")
+    old = [s for s in runs.sources if any(c.record.collected_before_clock for c in supplied.get(s, []))]
+    if old:
+        notes.append(f"Timed with the old GC discipline (see the footnotes): {', '.join(old)}.")
     if any(c.instructions_cell for c in whole.cells.values()):
         notes.append("A file of instrumented cells (--ormbench-instructions) beside a timed file supplies those "
                      "cells' instructions only; their rows/s come from the timed file.")
