@@ -624,3 +624,22 @@ def test_figures_timed_with_the_old_gc_discipline_are_marked(tmp_path: Path) -> 
     runs = load([_write(tmp_path / "old.json", old, "2026-11-30T10:00:00")])
     assert any(n.startswith("Timed with the old GC discipline (every arm)")
                for n in detail(runs, "simple", "warm", "default").notes)
+
+
+def test_replaced_cells_get_one_note_per_pair_of_files_whatever_the_order(tmp_path: Path) -> None:
+    """Each arm's run also runs the control arm (the default): its cells are in every file, one line a pair."""
+    first = _write(tmp_path / "a.json", [_record("sqlite3", op) for op in "ABDF"], "2026-12-02T10:00:00")
+    second = _write(tmp_path / "b.json", [*(_record("sqlite3", op) for op in "ABDF"), _record("peewee", "A")],
+                    "2026-12-02T11:00:00")
+    third = _write(tmp_path / "c.json", [_record("sqlite3", "A"), _record("django", "A")], "2026-12-02T12:00:00")
+    notes = [n for n in load([first, second, third]).notes if "the later run" in n]
+    assert notes == [
+        f"cells sqlite3-simple-B-warm-default, sqlite3-simple-D-warm-default, sqlite3-simple-F-warm-default are in "
+        f"{first} and {second}; the later run ({second}) is used",
+        f"cell sqlite3-simple-A-warm-default is in {first} and {third}; the later run ({third}) is used",
+        f"cell sqlite3-simple-A-warm-default is in {second} and {third}; the later run ({third}) is used",
+    ]
+    for order in ([third, second, first], [second, first, third]):
+        assert [n for n in load(order).notes if "the later run" in n] == notes
+    many = _write(tmp_path / "d.json", [_record("sqlite3", op) for op in "ABCDEF"], "2026-12-02T13:00:00")
+    assert f"4 cells (arm sqlite3) are in {first} and {many}; the later run ({many}) is used" in load([first, many]).notes

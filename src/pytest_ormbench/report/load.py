@@ -5,7 +5,8 @@ Rules (documented in docs/reports.md and tested):
 - a pytest-benchmark file with no pytest-ormbench cells (written without this plugin) is an error;
 - benchmarks in a file that are not ormbench cells are ignored and counted in a note;
 - the same cell (arm, model, op, mode, table, and its database and RTT when not SQLite) in two files: the
-  one from the later run (the file's ``datetime``) is used, and a note lists every replaced cell; an arm's
+  one from the later run (the file's ``datetime``) is used, and a note per pair of files names the replaced
+  cells (up to three; beyond, their number and arms); an arm's
   SQLite and PostgreSQL cells are two cells, never one replacing the other;
 - except that a latency sweep's own direct cell (a cell reached without the proxy, in a file that also ran it
   through the proxy) does not replace another file's record of that cell: the report's tables keep the other
@@ -132,6 +133,8 @@ class Runs:
     #: the database the cells are scoped to (:meth:`at`): ``sqlite``, ``postgresql``, ``postgresql@rtt`` (its
     #: latency sweep); None: every cell read
     scope: str | None = None
+    #: records that a later run's record of the same cell replaced (their notes: :meth:`replaced_notes`)
+    superseded: list[Cell] = field(default_factory=list, repr=False, compare=False)
     #: the runs a scoped one was cut from (labels and footnotes speak for every database)
     whole: Runs | None = field(default=None, repr=False, compare=False)
 
@@ -180,11 +183,38 @@ class Runs:
             self.cells[cell.key] = self._later(old, cell)
 
     def _later(self, old: Cell, new: Cell) -> Cell:
-        """Of two records of one kind for a cell, the later run's; a note names both files."""
+        """Of two records of one kind for a cell, the later run's (the other is kept for :meth:`replaced_notes`)."""
         newer, older = (new, old) if new.run_datetime >= old.run_datetime else (old, new)
-        self.notes.append(f"cell {key_text(new.key)} is in {older.source} and {newer.source}; "
-                          f"the later run ({newer.source}) is used")
+        self.superseded.append(older)
         return newer
+
+    def replaced_notes(self) -> list[str]:
+        """One line per pair of files (superseded, used) that share cells, naming up to three of the cells.
+
+        Worked out from the final cells, so the lines do not depend on the order the files were read in; a
+        run that also ran the control arm beside its own (the default) supplies that arm's cells to every
+        such pair, which a line per cell would list hundreds of times."""
+        pairs: dict[tuple[str, str], list[Cell]] = defaultdict(list)
+        for lost in self.superseded:
+            final = self.cells[lost.key]
+            if lost.from_sweep and not final.from_sweep:
+                used = final.sweep_direct_cell or final
+            elif lost.timed or final.instructions_cell is None:
+                used = final
+            else:
+                used = final.instructions_cell
+            pairs[(lost.source, used.source)].append(lost)
+        notes = []
+        for (older, newer), lost in sorted(pairs.items()):
+            keys = sorted(key_text(c.key) for c in lost)
+            if len(keys) <= 3:
+                which = f"cell{'s' if len(keys) > 1 else ''} {', '.join(keys)}"
+            else:
+                arms = sorted({c.record.key.arm for c in lost})
+                which = f"{len(keys)} cells (arm{'s' if len(arms) > 1 else ''} {', '.join(arms)})"
+            notes.append(f"{which} {'are' if len(keys) > 1 else 'is'} in {older} and {newer}; "
+                         f"the later run ({newer}) is used")
+        return notes
 
     def fold_notes(self) -> list[str]:
         """One line per pair of files folded (instructions beside rows/s), and per file of cells without rows/s.
@@ -283,7 +313,7 @@ def load(paths: Iterable[str | Path]) -> Runs:
         if isinstance(doc.get("ormbench"), dict):
             runs.run_facts[str(path)] = doc["ormbench"]
     runs.sources.sort()  # the shell's glob order follows the locale; the report must not
-    runs.notes.extend(runs.fold_notes())
+    runs.notes.extend([*runs.replaced_notes(), *runs.fold_notes()])
     return runs
 
 
