@@ -642,4 +642,5 @@ def test_replaced_cells_get_one_note_per_pair_of_files_whatever_the_order(tmp_pa
     for order in ([third, second, first], [second, first, third]):
         assert [n for n in load(order).notes if "the later run" in n] == notes
     many = _write(tmp_path / "d.json", [_record("sqlite3", op) for op in "ABCDEF"], "2026-12-02T13:00:00")
-    assert f"4 cells (arm sqlite3) are in {first} and {many}; the later run ({many}) is used" in load([first, many]).notes
+    assert (f"4 cells (arm sqlite3) are in {first} and {many}; the later run ({many}) is used"
+            in load([first, many]).notes)

@@ -40,7 +40,8 @@ DISAGREE_INSTRUCTIONS_MARGIN = 0.01
 #: disagreeing pairs named per operation; the rest are counted
 DISAGREE_PAIRS = 3
 #: the note under a rows/s table some of whose figures were timed before the freeze discipline (issue 17)
-OLD_DISCIPLINE = "Timed with the old GC discipline ({arms}): a full collection right before the clock (see the footnotes)."
+OLD_DISCIPLINE = ("Timed with the old GC discipline ({arms}): a full collection right before the clock "
+                  "(see the footnotes).")
 #: the footnote that explains it, once
 OLD_DISCIPLINE_FOOTNOTE = (
     "Old GC discipline: figures timed before the freeze discipline ran a full garbage collection right before the "
