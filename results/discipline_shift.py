@@ -13,7 +13,6 @@ per-operation table takes the geometric mean of an op's ratios over the tests an
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 from pathlib import Path
 
@@ -26,20 +25,19 @@ GROUPS = [(m, md) for m in MODELS for md in ("cold", "warm")]
 
 
 def probe_levels(runs: Runs) -> dict[str, float]:
-    """arm -> the median probe level of the file its cells come from (one file per arm here)."""
+    """arm -> the probe level of the file its cells come from (one file per arm here)."""
     level: dict[str, float] = {}
     for cell in runs.cells.values():
-        rates = [p["rows_per_s"] for p in (runs.run_facts.get(cell.source) or {}).get("probes") or []
-                 if isinstance(p, dict) and isinstance(p.get("rows_per_s"), (int, float))]
-        if rates:
-            level.setdefault(cell.record.key.arm, statistics.median(rates))
+        found = T.probe_level(runs.run_facts.get(cell.source) or {})
+        if found is not None:
+            level.setdefault(cell.record.key.arm, found)
     return level
 
 
 def rates(runs: Runs, table: str) -> dict[tuple[str, str, str, str], float]:
-    """(arm, model, mode, op) -> rows/s of the timed, verified cells of the table."""
-    return {(c.record.key.arm, c.record.key.model, c.record.key.mode, c.record.key.op): c.rows_per_s
-            for c in runs.cells.values() if c.record.key.table == table and c.rows_per_s}
+    """(arm, model, mode, op) -> rows/s of the table's timed cells (the report's own figures)."""
+    return {(arm, m, md, op): v for m, md in GROUPS for arm, ops in T.figures(runs, m, md, table).items()
+            for op, v in ops.items()}
 
 
 def fmt(x: float | None) -> str:

@@ -778,6 +778,13 @@ def _places_text(recs: Iterable[CellRecord]) -> str:
     return ", ".join(out) or "—"
 
 
+def probe_level(facts: dict[str, Any]) -> float | None:
+    """The median rows/s of a run's drift probe (None: the run had none): how fast the machine was."""
+    rates = [p["rows_per_s"] for p in facts.get("probes") or []
+             if isinstance(p, dict) and isinstance(p.get("rows_per_s"), (int, float))]
+    return statistics.median(rates) if rates else None
+
+
 def runs_table(runs: Runs) -> Table:
     """One row per input file: when it was written, which databases, arms and tables it supplies, its drift floor.
 
@@ -796,8 +803,7 @@ def runs_table(runs: Runs) -> Table:
         facts = runs.run_facts.get(source) or {}
         floor = facts.get("drift_floor")
         probes = len(facts.get("probes") or [])
-        rates = [p["rows_per_s"] for p in facts.get("probes") or []
-                 if isinstance(p, dict) and isinstance(p.get("rows_per_s"), (int, float))]
+        level = probe_level(facts)
         rows.append([
             source,
             (runs.written.get(source) or "unknown")[:16].replace("T", " "),
@@ -807,7 +813,7 @@ def runs_table(runs: Runs) -> Table:
             str(len(cells)),
             facts.get("schedule") or "—",
             "—" if floor is None else f"{floor:.1%} ({probes} probes)",
-            fmt_rate(statistics.median(rates)) if rates else "—",
+            fmt_rate(level) if level is not None else "—",
         ])
     notes = ["Written: when pytest-benchmark wrote the file (the end of its run). Cells: the cells of the report "
              "that come from the file. Drift floor: the spread of a fixed sqlite3 probe measured between the "
