@@ -211,7 +211,8 @@ def test_the_order_of_the_files_does_not_change_the_report(capsys: pytest.Captur
 
 # -- instructions, statements and folding an instructions run into a timed one -------------------------
 
-LABELS = {"sqlite3": "raw sqlite3", "peewee": "peewee", "django": "Django", "objectbox": "ObjectBox"}
+LABELS = {"sqlite3": "raw sqlite3", "peewee": "peewee", "django": "Django", "objectbox": "ObjectBox",
+          "tortoise": "Tortoise ORM"}
 NO_SQL = "objectbox: counting statements is not implemented for this database"
 
 
@@ -644,3 +645,26 @@ def test_replaced_cells_get_one_note_per_pair_of_files_whatever_the_order(tmp_pa
     many = _write(tmp_path / "d.json", [_record("sqlite3", op) for op in "ABCDEF"], "2026-12-02T13:00:00")
     assert (f"4 cells (arm sqlite3) are in {first} and {many}; the later run ({many}) is used"
             in load([first, many]).notes)
+
+
+def test_overhead_prices_an_arm_against_the_control_timed_in_its_own_run(tmp_path: Path) -> None:
+    """The tables show the latest run's control cells; the overhead of an arm whose run also timed the control
+    uses that run's, so that the machine's speed between runs stays out of the ratio."""
+    from pytest_ormbench.report.tables import overhead
+
+    first = _write(tmp_path / "a.json", [*(_record("sqlite3", op, seconds=0.1) for op in "AF"),
+                                         *(_record("peewee", op, seconds=0.3) for op in "AF")], "2026-12-02T10:00:00")
+    second = _write(tmp_path / "b.json", [*(_record("sqlite3", op, seconds=0.2) for op in "AF"),
+                                          *(_record("django", op, seconds=0.4) for op in "AF")], "2026-12-02T11:00:00")
+    for order in ([first, second], [second, first]):
+        table = overhead(load(order))
+        assert table is not None
+        assert table.rows == [["Django", "2.00×"], ["peewee", "3.00×"]]  # against the tables' control: 1.50×
+        assert any(n.startswith("Each arm is priced against the control arm's cells timed in its own run")
+                   and "; for peewee those are not the control figures the tables show" in n for n in table.notes)
+    # an arm whose run did not time the control is priced against the tables' control figures, and said so
+    alone = _write(tmp_path / "c.json", [_record("tortoise", op, seconds=0.8) for op in "AF"], "2026-12-02T09:00:00")
+    table = overhead(load([first, second, alone]))
+    assert table is not None
+    assert ["Tortoise ORM", "4.00×"] in table.rows
+    assert any("; for peewee those are not" in n for n in table.notes)  # Tortoise ORM: the tables' control
