@@ -1,6 +1,6 @@
 """Does the plugin's timed region cost anything? The plugin's round against a bare perf_counter loop.
 
-For each op of the raw sqlite3 control arm (warm, default table, the plugin's default sizes), rounds
+For each op of an arm (the raw sqlite3 control by default, ``--arm`` another; warm, default table, the plugin's default sizes), rounds
 alternate between the plugin's timed region (``runner.run_round`` under a GC discipline) and a bare
 loop around the same adapter method (``perf_counter`` before and after, nothing done to the garbage
 collector), on the same arm, connection and starting state (restored before every round), the order
@@ -37,22 +37,30 @@ def bare_round(arm, plan, db) -> float:
     """The same op timed by a bare loop: prepare, clock, call, clock; the collector left alone."""
     args, objs = runner._prepare(arm, plan)
     method = getattr(arm, plan.op.name)
-    t0 = time.perf_counter()
-    result = method(*args)
-    t1 = time.perf_counter()
+    if arm.is_async:  # as the plugin times an async op: the coroutine made first, the loop run inside the clock
+        coro, loop = method(*args), runner.event_loop()
+        t0 = time.perf_counter()
+        result = loop.run_until_complete(coro)
+        t1 = time.perf_counter()
+    else:
+        t0 = time.perf_counter()
+        result = method(*args)
+        t1 = time.perf_counter()
     verify(arm, plan, result, objs, arm.snapshot(), None)
     return t1 - t0
 
 
-def measure(letter: str, disciplines: list[str], pairs: int, sizes: Sizes, work: Path) -> dict[str, list[float]]:
-    arm_cls = import_arm(resolve(CONTROL_ARM).target)
+def measure(arm_name: str, letter: str, disciplines: list[str], pairs: int, sizes: Sizes,
+            work: Path) -> dict[str, list[float]]:
+    arm_cls = import_arm(resolve(arm_name).target)
     settings = Settings("delete", "full")
     plan = make_plan("simple", letter, "default", sizes)
+    runner.event_loop()
     template = runner.ensure_template(arm_cls, plan.state, settings, work / "templates")
-    db = work / f"{letter}.db"
+    db = work / f"{arm_name}-{letter}.db"
     shutil.copyfile(template, db)
     arm = arm_cls(MODELS["simple"], settings)
-    arm.open(db)
+    runner.drive(arm.open(db))
     ratios: dict[str, list[float]] = {d: [] for d in disciplines}
     try:
         runner.run_round(arm, plan, db)  # warm-up, as the plugin's warm mode does
@@ -60,17 +68,18 @@ def measure(letter: str, disciplines: list[str], pairs: int, sizes: Sizes, work:
             for d in disciplines:
                 times = {}
                 for kind in (("plugin", "bare") if i % 2 == 0 else ("bare", "plugin")):
-                    arm.restore(template)
+                    runner.drive(arm.restore(template))
                     times[kind] = (runner.run_round(arm, plan, db, discipline=d).seconds if kind == "plugin"
                                    else bare_round(arm, plan, db))
                 ratios[d].append(times["bare"] / times["plugin"])
     finally:
-        arm.close()
+        runner.drive(arm.close())
     return ratios
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--arm", default=CONTROL_ARM, help="the arm to time (default: the raw sqlite3 control)")
     ap.add_argument("--pairs", type=int, default=21)
     ap.add_argument("--ops", default="".join(op.letter for op in OPS))
     ap.add_argument("--disciplines", default=runner.GC_DISCIPLINE)
@@ -82,21 +91,28 @@ def main() -> int:
     if bad:
         print(f"fidelity: unknown discipline {bad[0]!r}; known: {', '.join(runner.GC_DISCIPLINES)}", file=sys.stderr)
         return 2
+    try:
+        arm_cls = import_arm(resolve(a.arm).target)
+    except Exception as exc:  # an unknown arm or a missing package: one line
+        print(f"fidelity: cannot load arm {a.arm!r}: {exc}", file=sys.stderr)
+        return 2
+    ops = [letter for letter in a.ops if letter not in {op.letter for op in OPS if op.name in arm_cls.unsupported}]
     work = Path(tempfile.mkdtemp(prefix="ormbench-fidelity-"))
     started = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     try:
         rows = []
-        for letter in a.ops:
-            r = measure(letter, disciplines, a.pairs, Sizes(a.iterations, a.batch), work)
+        for letter in ops:
+            r = measure(a.arm, letter, disciplines, a.pairs, Sizes(a.iterations, a.batch), work)
             rows.append((OPS_BY_LETTER[letter].title, r))
             print(f"{letter} " + " ".join(f"{d} {statistics.median(v):.3f}" for d, v in r.items()),
                   file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"# Fidelity: the plugin's timed region against a bare loop\n\n"
-          f"`python results/fidelity.py --pairs {a.pairs} --disciplines {a.disciplines}` "
+          f"`python results/fidelity.py{'' if a.arm == CONTROL_ARM else ' --arm ' + a.arm} --pairs {a.pairs} "
+          f"--disciplines {a.disciplines}{'' if a.ops == ''.join(op.letter for op in OPS) else ' --ops ' + a.ops}` "
           f"(started {started}; Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, "
-          f"{platform.machine()}, sizes {a.iterations}/{a.batch}; raw sqlite3 arm, Test 1, warm, default table, "
+          f"{platform.machine()}, sizes {a.iterations}/{a.batch}; arm {a.arm}, Test 1, warm, default table, "
           f"journal_mode=delete, synchronous=full).\n\n"
           f"Median over {a.pairs} alternating pairs of bare time / plugin time (1.000: no cost; below: the plugin "
           f"reads slower), with the pairs' interquartile range.\n")
