@@ -1,7 +1,7 @@
 """Does the plugin's timed region cost anything? The plugin's round against a bare perf_counter loop.
 
-For each op of an arm (the raw sqlite3 control by default, ``--arm`` another; warm, default table, the plugin's default sizes), rounds
-alternate between the plugin's timed region (``runner.run_round`` under a GC discipline) and a bare
+For each op of an arm (the raw sqlite3 control by default, ``--arm`` another; warm, default table, the
+plugin's default sizes), rounds alternate between the plugin's timed region (``runner.run_round`` under a GC discipline) and a bare
 loop around the same adapter method (``perf_counter`` before and after, nothing done to the garbage
 collector), on the same arm, connection and starting state (restored before every round), the order
 swapped every pair. Both kinds of round prepare their inputs the same way (``runner._prepare``) and are
@@ -50,9 +50,8 @@ def bare_round(arm, plan, db) -> float:
     return t1 - t0
 
 
-def measure(arm_name: str, letter: str, disciplines: list[str], pairs: int, sizes: Sizes,
+def measure(arm_name: str, arm_cls: type, letter: str, disciplines: list[str], pairs: int, sizes: Sizes,
             work: Path) -> dict[str, list[float]]:
-    arm_cls = import_arm(resolve(arm_name).target)
     settings = Settings("delete", "full")
     plan = make_plan("simple", letter, "default", sizes)
     runner.event_loop()
@@ -102,7 +101,7 @@ def main() -> int:
     try:
         rows = []
         for letter in ops:
-            r = measure(a.arm, letter, disciplines, a.pairs, Sizes(a.iterations, a.batch), work)
+            r = measure(a.arm, arm_cls, letter, disciplines, a.pairs, Sizes(a.iterations, a.batch), work)
             rows.append((OPS_BY_LETTER[letter].title, r))
             print(f"{letter} " + " ".join(f"{d} {statistics.median(v):.3f}" for d, v in r.items()),
                   file=sys.stderr, flush=True)
