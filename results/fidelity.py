@@ -1,8 +1,8 @@
 """Does the plugin's timed region cost anything? The plugin's round against a bare perf_counter loop.
 
 For each op of an arm (the raw sqlite3 control by default, ``--arm`` another; warm, default table, the
-plugin's default sizes), rounds alternate between the plugin's timed region (``runner.run_round`` under a GC discipline) and a bare
-loop around the same adapter method (``perf_counter`` before and after, nothing done to the garbage
+plugin's default sizes), rounds alternate between the plugin's timed region (``runner.run_round`` under a
+GC discipline) and a bare loop around the same adapter method (``perf_counter`` before and after, nothing done to the garbage
 collector), on the same arm, connection and starting state (restored before every round), the order
 swapped every pair. Both kinds of round prepare their inputs the same way (``runner._prepare``) and are
 followed by the same verification, so the only difference is what the plugin does around the clock.
