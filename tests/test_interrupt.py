@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from interrupts import sigint_as_in_a_terminal
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -70,7 +72,8 @@ def test_a_stopped_run_leaves_nothing_behind(tmp_path: Path, signum: int, db: st
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "bench_suites", "-p", "no:cacheprovider", "-q", *RUNS[db],
          "--ormbench-control=off", "--ormbench-models=simple", "--ormbench-mode=warm,cold", "--ormbench-rounds=50", "--ormbench-probe=off"],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        preexec_fn=sigint_as_in_a_terminal)
     try:
         deadline = time.monotonic() + 60
         # wait until the run has its databases and its workers

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from interrupts import sigint_as_in_a_terminal
 
 from pytest_ormbench.databases import pg_server
 from pytest_ormbench.databases.pg_server import (ManagedServer, ServerInfo, ServerUnavailable, connect_url,
@@ -192,7 +193,7 @@ def test_ctrl_c_in_the_owner_leaves_nothing(short_tmpdir: Path, phase: str) -> N
             "time.sleep(120)\n")
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     owner = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                             text=True, env=env, start_new_session=True)
+                             text=True, env=env, start_new_session=True, preexec_fn=sigint_as_in_a_terminal)
     try:
         if phase == "starting":
             assert _wait_until(lambda: bool(_server_dirs(short_tmpdir)), 15), "no server directory appeared"
