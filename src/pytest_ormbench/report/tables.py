@@ -397,8 +397,9 @@ def disagreements(runs: Runs, model: str, mode: str, table: str) -> list[str]:
     if lines:
         lines.insert(0, f"Where wall time and instructions disagree (an arm more than {DISAGREE_MARGIN:.0%} faster by "
                         "rows/s yet executing more instructions per row), the slower arm spends its extra time where "
-                        "callgrind counts nothing: waiting on I/O and in system calls (fsync), most often, or stalled "
-                        "on memory.")
+                        "callgrind counts nothing: waiting on I/O and in system calls (fsync), waiting between threads "
+                        "(an async arm's hand-off of each statement to its driver's thread and back), or stalled on "
+                        "memory.")
     return lines
 
 
