@@ -68,3 +68,31 @@ def test_an_unknown_cell_of_a_missing_arm_is_skipped_with_its_reason(scheduler: 
 def test_the_scheduler_imports_no_pytest() -> None:
     code = "import sys, pytest_ormbench.scheduler; sys.exit('pytest' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
+
+
+def test_an_interrupted_round_is_stopped_not_waited_for(scheduler: Scheduler,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C or SIGTERM while a fresh worker runs a round: its process is terminated at once (no grace
+    period), since nobody will read the round; an answered request still lets the worker end by itself."""
+    import pytest_ormbench.scheduler as scheduler_module
+
+    closed: list[float] = []
+    real_close = scheduler_module.Worker.close
+
+    def recording_close(self, timeout: float = 10.0) -> None:  # noqa: ANN001
+        closed.append(timeout)
+        real_close(self, timeout)
+
+    monkeypatch.setattr(scheduler_module.Worker, "close", recording_close)
+    key = CellKey("sqlite3", "simple", "F", "cold", "default")
+    cell = scheduler._cell(key, 1, False)
+    assert scheduler._once(key, cell)["record"]
+    assert closed == [10.0]
+
+    def interrupted(*args, **kwargs):  # noqa: ANN002, ANN003
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(scheduler, "_ask", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        scheduler._once(key, cell)
+    assert closed == [10.0, 0.0]

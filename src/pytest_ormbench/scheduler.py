@@ -258,10 +258,18 @@ class Scheduler:
     def _once(self, key: CellKey, cell: Cell, measuring: bool = False) -> dict[str, Any]:
         """One request in a fresh worker, closed after it."""
         worker = self._fresh(measuring, key)
+        answered = False
         try:
-            return self._ask(worker, key, {"cmd": "run", "cell": cell.to_json()}, persistent=False)
+            reply = self._ask(worker, key, {"cmd": "run", "cell": cell.to_json()}, persistent=False)
+            answered = True
+            return reply
+        except CellProblem:
+            answered = True  # the worker replied (with an error) or is gone: it ends as usual
+            raise
         finally:
-            worker.close()
+            # a request left unanswered (Ctrl-C, SIGTERM) is a round nobody will read: stop it now rather than
+            # wait for it (under callgrind a round can run for minutes)
+            worker.close(timeout=10.0 if answered else 0.0)
 
     def _say(self, line: str) -> None:
         if self.say is not None:
