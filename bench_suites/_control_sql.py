@@ -14,8 +14,8 @@ import re
 from decimal import Decimal
 from typing import Any, Mapping, Sequence
 
-from pytest_ormbench.contract import WIDE_DEFAULTS, Field, ModelSpec
-from pytest_ormbench.sqlite_support import SqlTables, tables_for
+from pytest_ormbench.workload.spec import WIDE_DEFAULTS, Field, ModelSpec
+from pytest_ormbench.arms.sql import SqlTables, tables_for
 
 PG_TYPES = {
     "id": "serial PRIMARY KEY", "datetime": "timestamp", "int": "integer", "str": "varchar(255)",

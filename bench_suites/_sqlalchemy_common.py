@@ -69,18 +69,12 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship, sessionmaker
 from sqlalchemy.pool import StaticPool
 
-from pytest_ormbench.arm_helpers import assign_all
-from pytest_ormbench.contract import (
-    DECIMAL_DIGITS,
-    DECIMAL_PLACES,
-    TEXT_MAX,
-    Field,
-    ModelSpec,
-    Settings,
-)
-from pytest_ormbench.databases import is_server
-from pytest_ormbench.server_support import settings_from_rows, settings_sql
-from pytest_ormbench.sqlite_support import AiosqliteArm, SqliteArm, SqlTables, apply_pragmas, tables_for
+from pytest_ormbench.arms.helpers import assign_all
+from pytest_ormbench.arms.contract import DECIMAL_DIGITS, DECIMAL_PLACES
+from pytest_ormbench.workload.spec import TEXT_MAX, Field, ModelSpec, Settings
+from pytest_ormbench.backends import is_server
+from pytest_ormbench.arms.server import settings_from_rows, settings_sql
+from pytest_ormbench.arms.sql import AiosqliteArm, SqliteArm, SqlTables, apply_pragmas, tables_for
 
 # --------------------------------------------------------------------------
 # Column types

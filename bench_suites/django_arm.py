@@ -33,10 +33,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from pytest_ormbench.arm_helpers import assign
-from pytest_ormbench.contract import ModelSpec, Settings
-from pytest_ormbench.databases import is_server
-from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, apply_pragmas, pragma_statements
+from pytest_ormbench.arms.helpers import assign
+from pytest_ormbench.workload.spec import ModelSpec, Settings
+from pytest_ormbench.backends import is_server
+from pytest_ormbench.arms.sql import SqliteArm, SqlTables, apply_pragmas, pragma_statements
 
 APP = "bench_suites.django_app"
 SQLITE_ENGINE = "django.db.backends.sqlite3"

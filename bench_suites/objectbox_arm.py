@@ -47,9 +47,10 @@ import objectbox
 from objectbox import (Date, Entity, Float64, Id, Index, Int16, Int32, Int64, Model, Relation, Store,
                        String, experimental)
 
-from pytest_ormbench.arm_helpers import assign, slices
-from pytest_ormbench.contract import MODELS, Arm, Field, ModelSpec, Settings, Snapshot, Unsupported
-from pytest_ormbench.databases import Database
+from pytest_ormbench.arms.helpers import assign, slices
+from pytest_ormbench.workload.spec import MODELS, Field, ModelSpec, Settings, Snapshot, Unsupported
+from pytest_ormbench.arms.contract import Arm
+from pytest_ormbench.backends import Database
 
 MODEL_JSON = "objectbox-model.json"
 _MODEL_NAME = "pytest_ormbench"  # @Entity(model=...): keeps these entities out of the "default" model

@@ -35,10 +35,10 @@ import sqlalchemy
 from sqlalchemy import event
 from sqlalchemy.dialects import mysql as sa_mysql
 
-from pytest_ormbench.arm_helpers import assign
-from pytest_ormbench.contract import WIDE_DEFAULTS, Field, ModelSpec
-from pytest_ormbench.databases import is_server
-from pytest_ormbench.sqlite_support import AiosqliteArm, SqlTables, apply_pragmas, chunked, tables_for, variable_limit
+from pytest_ormbench.arms.helpers import assign
+from pytest_ormbench.workload.spec import WIDE_DEFAULTS, Field, ModelSpec
+from pytest_ormbench.backends import is_server
+from pytest_ormbench.arms.sql import AiosqliteArm, SqlTables, apply_pragmas, chunked, tables_for, variable_limit
 
 
 class DateTime(ormar.DateTime):

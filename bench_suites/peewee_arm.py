@@ -43,26 +43,12 @@ from playhouse.mysql_ext import MySQLJSONField
 from playhouse.postgres_ext import BinaryJSONField
 from playhouse.sqlite_ext import JSONField
 
-from pytest_ormbench.arm_helpers import assign
-from pytest_ormbench.contract import (
-    DECIMAL_DIGITS,
-    DECIMAL_PLACES,
-    TEXT_MAX,
-    WIDE_DEFAULTS,
-    Field,
-    ModelSpec,
-    Settings,
-)
-from pytest_ormbench.databases import is_server
-from pytest_ormbench.sqlite_support import (
-    SqliteArm,
-    SqlTables,
-    chunked,
-    pragma_pairs,
-    rows_per_statement,
-    tables_for,
-    variable_limit,
-)
+from pytest_ormbench.arms.helpers import assign
+from pytest_ormbench.arms.contract import DECIMAL_DIGITS, DECIMAL_PLACES
+from pytest_ormbench.workload.spec import TEXT_MAX, WIDE_DEFAULTS, Field, ModelSpec, Settings
+from pytest_ormbench.backends import is_server
+from pytest_ormbench.arms.sql import (SqliteArm, SqlTables, chunked, pragma_pairs, rows_per_statement, tables_for,
+    variable_limit)
 
 #: canonical wide kind -> peewee field class
 _WIDE_FIELDS: dict[str, Any] = {

@@ -60,29 +60,13 @@ from piccolo.engine.postgres import PostgresEngine
 from piccolo.engine.sqlite import SQLiteEngine, TransactionType
 from piccolo.table import Table
 
-from pytest_ormbench.arm_helpers import assign
-from pytest_ormbench.contract import (
-    DECIMAL_DIGITS,
-    DECIMAL_PLACES,
-    MODELS,
-    TEXT_MAX,
-    Field,
-    ModelSpec,
-    Settings,
-    Unsupported,
-)
-from pytest_ormbench.databases import is_server
-from pytest_ormbench.server_support import server_restore
-from pytest_ormbench.sqlite_support import (
-    AiosqliteArm,
-    SqlTables,
-    backup_into,
-    chunked,
-    expected_pragmas,
-    pragma_connection_class,
-    tables_for,
-    variable_limit,
-)
+from pytest_ormbench.arms.helpers import assign
+from pytest_ormbench.arms.contract import DECIMAL_DIGITS, DECIMAL_PLACES
+from pytest_ormbench.workload.spec import MODELS, TEXT_MAX, Field, ModelSpec, Settings, Unsupported
+from pytest_ormbench.backends import is_server
+from pytest_ormbench.arms.server import server_restore
+from pytest_ormbench.arms.sql import (AiosqliteArm, SqlTables, backup_into, chunked, expected_pragmas,
+    pragma_connection_class, tables_for, variable_limit)
 
 # --------------------------------------------------------------------------
 # Tables (one set per model; the engine is attached in PiccoloArm.open)

@@ -15,7 +15,7 @@ import asyncmy
 
 from bench_suites._control_sql import MysqlControl, for_psycopg
 from bench_suites._control_sql import encode_json as encode
-from pytest_ormbench.sqlite_support import AiosqliteArm as AsyncSqlArm
+from pytest_ormbench.arms.sql import AiosqliteArm as AsyncSqlArm
 
 
 class RawAsyncmyArm(MysqlControl, AsyncSqlArm):

@@ -15,8 +15,8 @@ from typing import Any, Mapping, Sequence
 import asyncpg
 
 from bench_suites._control_sql import ControlRows, ControlSql
-from pytest_ormbench.sqlite_support import AiosqliteArm as AsyncSqlArm
-from pytest_ormbench.sqlite_support import SqlTables
+from pytest_ormbench.arms.sql import AiosqliteArm as AsyncSqlArm
+from pytest_ormbench.arms.sql import SqlTables
 
 
 class RawAsyncpgArm(ControlRows, AsyncSqlArm):

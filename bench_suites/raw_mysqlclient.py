@@ -16,7 +16,7 @@ import MySQLdb
 
 from bench_suites._control_sql import MysqlControl, for_psycopg
 from bench_suites._control_sql import encode_json as encode
-from pytest_ormbench.sqlite_support import SqliteArm as SqlArm
+from pytest_ormbench.arms.sql import SqliteArm as SqlArm
 
 
 class RawMysqlclientArm(MysqlControl, SqlArm):

@@ -15,8 +15,8 @@ import psycopg
 from psycopg.types.json import Jsonb
 
 from bench_suites._control_sql import ControlRows, ControlSql, for_psycopg
-from pytest_ormbench.sqlite_support import SqliteArm as SqlArm
-from pytest_ormbench.sqlite_support import SqlTables
+from pytest_ormbench.arms.sql import SqliteArm as SqlArm
+from pytest_ormbench.arms.sql import SqlTables
 
 
 def _encode(value: Any) -> Any:

@@ -15,8 +15,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from pytest_ormbench.contract import WIDE_DEFAULTS, Field
-from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, apply_pragmas, tables_for
+from pytest_ormbench.workload.spec import WIDE_DEFAULTS, Field
+from pytest_ormbench.arms.sql import SqliteArm, SqlTables, apply_pragmas, tables_for
 
 _SQL_TYPES = {
     "id": "INTEGER PRIMARY KEY", "datetime": "DATETIME", "int": "INTEGER", "str": "VARCHAR(255)",

@@ -65,17 +65,10 @@ from sqlobject.postgres.pgconnection import PostgresConnection
 from sqlobject.sqlbuilder import Select
 from sqlobject.sqlite.sqliteconnection import SQLiteConnection
 
-from pytest_ormbench.contract import (
-    DECIMAL_DIGITS,
-    DECIMAL_PLACES,
-    TEXT_MAX,
-    WIDE_DEFAULTS,
-    Field,
-    ModelSpec,
-    Settings,
-)
-from pytest_ormbench.databases import is_server
-from pytest_ormbench.sqlite_support import SqliteArm, SqlTables, apply_pragmas, tables_for
+from pytest_ormbench.arms.contract import DECIMAL_DIGITS, DECIMAL_PLACES
+from pytest_ormbench.workload.spec import TEXT_MAX, WIDE_DEFAULTS, Field, ModelSpec, Settings
+from pytest_ormbench.backends import is_server
+from pytest_ormbench.arms.sql import SqliteArm, SqlTables, apply_pragmas, tables_for
 
 _REGISTRY = "ormbench_sqlobject"
 #: the PostgreSQL models' class registry (their JSON columns differ, the class names do not)

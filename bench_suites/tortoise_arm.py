@@ -46,18 +46,11 @@ from tortoise.context import TortoiseContext
 from tortoise.models import Model
 from tortoise.transactions import in_transaction
 
-from pytest_ormbench.arm_helpers import assign
-from pytest_ormbench.contract import (
-    DECIMAL_DIGITS,
-    DECIMAL_PLACES,
-    MODELS,
-    TEXT_MAX,
-    Field,
-    ModelSpec,
-    Settings,
-)
-from pytest_ormbench.databases import is_server
-from pytest_ormbench.sqlite_support import LINK_FROM, LINK_TO, AiosqliteArm, SqlTables, pragma_pairs, tables_for
+from pytest_ormbench.arms.helpers import assign
+from pytest_ormbench.arms.contract import DECIMAL_DIGITS, DECIMAL_PLACES
+from pytest_ormbench.workload.spec import MODELS, TEXT_MAX, Field, ModelSpec, Settings
+from pytest_ormbench.backends import is_server
+from pytest_ormbench.arms.sql import LINK_FROM, LINK_TO, AiosqliteArm, SqlTables, pragma_pairs, tables_for
 
 APP = "models"
 CONNECTION = "default"

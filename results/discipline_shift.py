@@ -16,10 +16,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from pytest_ormbench.contract import MODELS, OPS
-from pytest_ormbench.report import tables as T
-from pytest_ormbench.report.load import Runs, load
-from pytest_ormbench.stats import geometric_mean
+from pytest_ormbench.workload.spec import MODELS, OPS
+from pytest_ormbench.results.report import tables as T
+from pytest_ormbench.results.report.load import Runs, load
+from pytest_ormbench.results.stats import geometric_mean
 
 GROUPS = [(m, md) for m in MODELS for md in ("cold", "warm")]
 

@@ -26,11 +26,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_ormbench import runner
-from pytest_ormbench.contract import MODELS, OPS, OPS_BY_LETTER, Settings
-from pytest_ormbench.plan import Sizes, make_plan
-from pytest_ormbench.registry import CONTROL_ARM, import_arm, resolve
-from pytest_ormbench.verify import verify
+from pytest_ormbench.measuring import runner
+from pytest_ormbench.workload.spec import MODELS, OPS, OPS_BY_LETTER, Settings
+from pytest_ormbench.workload.plan import Sizes, make_plan
+from pytest_ormbench.arms.registry import CONTROL_ARM, import_arm, resolve
+from pytest_ormbench.measuring.verify import verify
 
 
 def bare_round(arm, plan, db) -> float:

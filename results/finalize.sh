@@ -7,7 +7,7 @@ set -eu
 export LC_ALL=C
 cd "$(dirname "$0")/.."
 PY=${PY:-python3}
-"$PY" -m pytest_ormbench.cli report results/*.json -o results/report.md --charts results/charts
+"$PY" -m pytest_ormbench.commands.main report results/*.json -o results/report.md --charts results/charts
 "$PY" results/ratios_vs_reference.py results/*.json > results/ratios-vs-reference.md  # set -e: no JSON stopped the line above
 {
   echo "| run log | started (UTC) | wall time | exit |"

@@ -27,12 +27,12 @@ from _timing import median_ms as _ms  # puts the repository on sys.path
 
 import MySQLdb  # noqa: E402
 
-from pytest_ormbench.contract import Settings  # noqa: E402
-from pytest_ormbench.databases import mysql_server  # noqa: E402
-from pytest_ormbench.databases.mysql import SERVER_ENV, MysqlDatabase  # noqa: E402
-from pytest_ormbench.plan import Sizes, make_plan  # noqa: E402
-from pytest_ormbench.registry import import_arm  # noqa: E402
-from pytest_ormbench.runner import ensure_template  # noqa: E402
+from pytest_ormbench.workload.spec import Settings  # noqa: E402
+from pytest_ormbench.provision import mysql as mysql_server  # noqa: E402
+from pytest_ormbench.backends.mysql import SERVER_ENV, MysqlDatabase  # noqa: E402
+from pytest_ormbench.workload.plan import Sizes, make_plan  # noqa: E402
+from pytest_ormbench.arms.registry import import_arm  # noqa: E402
+from pytest_ormbench.measuring.runner import ensure_template  # noqa: E402
 
 
 def main() -> int:

@@ -20,8 +20,8 @@ import peewee as pw
 from playhouse.sqlite_ext import JSONField
 
 from bench_suites import peewee_arm
-from pytest_ormbench.contract import MODELS
-from pytest_ormbench.plan import given_row
+from pytest_ormbench.workload.spec import MODELS
+from pytest_ormbench.workload.plan import given_row
 
 N, CHUNK, REPEATS = 10_000, 500, 7
 WIDE = MODELS["wide"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import sys
 
-from pytest_ormbench.report import tables as T
-from pytest_ormbench.report.load import load
+from pytest_ormbench.results.report import tables as T
+from pytest_ormbench.results.report.load import load
 
 #: the reference write-up's geometric means (rows/s) per table size:
 #: arm -> (T1 cold, T1 warm, T2 cold, T2 warm, T3 cold, T3 warm)

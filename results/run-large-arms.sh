@@ -14,7 +14,7 @@ NAME=${NAME:-"$TABLE-{arm}"}
 cd "$TREE"
 export PYTHONPATH="$TREE/src:$TREE"
 # default ARMS: every built-in arm, in the registry's order, one pytest run each (about 10 h on the large table here)
-ALL=$("$PY" -c "from pytest_ormbench.registry import BUILTIN_ARMS; print(*(a.name for a in BUILTIN_ARMS))") || exit 1
+ALL=$("$PY" -c "from pytest_ormbench.arms.registry import BUILTIN_ARMS; print(*(a.name for a in BUILTIN_ARMS))") || exit 1
 for arm in ${ARMS:-$ALL}; do
   stem=${NAME//\{arm\}/$arm}
   start=$(date +%s)

@@ -25,7 +25,7 @@ PROBE_ARMS = textwrap.dedent(
     import json
     import os
 
-    import pytest_ormbench.runner as runner
+    import pytest_ormbench.measuring.runner as runner
     from bench_suites.raw_sqlite3 import RawSqlite3Arm
 
     EVENTS = os.environ.get("ORMBENCH_PROBE_LOG")

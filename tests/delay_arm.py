@@ -21,7 +21,7 @@ import time
 from typing import Any, Callable
 
 from bench_suites.raw_sqlite3 import RawSqlite3Arm
-from pytest_ormbench.contract import OPS
+from pytest_ormbench.workload.spec import OPS
 
 
 def _slowdown() -> float:

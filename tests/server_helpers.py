@@ -23,7 +23,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from pytest_ormbench.databases import DATABASES, mysql_server, pg_server
+from pytest_ormbench.backends import DATABASES
+from pytest_ormbench.provision import mysql as mysql_server, postgresql as pg_server
 
 #: each server database's throwaway server, and the driver the harness's own connections use
 _SERVERS = {"postgresql": pg_server, "mysql": mysql_server}

@@ -1,9 +1,10 @@
 """The arrows run one way: checked on the source, so that a new import that breaks them fails here.
 
+- the role packages stand on floors (docs/architecture.md): a module imports only from its own floor or below;
 - no import cycle among the plugin's modules;
-- the contract imports no database module (the harness reaches storage through ``databases``);
-- only the pytest layer (``plugin.py``, ``options.py``) imports pytest or pytest-benchmark;
-- ``report/``, ``compare.py`` and ``record.py`` import no ORM and no pytest (the reporter reads JSON).
+- the contract imports no database module (the harness reaches storage through ``backends``);
+- only the pytest layer (``plugin/``) imports pytest or pytest-benchmark;
+- ``results/`` imports no ORM and no pytest (the reporter reads JSON).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "pytest_ormbench"
-PYTEST_LAYER = {"pytest_ormbench.plugin", "pytest_ormbench.options"}
+PYTEST_LAYER = {"pytest_ormbench.plugin.hooks", "pytest_ormbench.plugin.options"}
 ORMS = ("peewee", "sqlalchemy", "django", "tortoise", "piccolo", "ormar", "sqlobject", "objectbox", "sqlmodel",
         "aiosqlite")
 
@@ -57,8 +58,44 @@ def _internal(name: str) -> set[str]:
 
 
 def test_the_source_is_found() -> None:
-    assert {"pytest_ormbench.contract", "pytest_ormbench.plugin", "pytest_ormbench.databases.sqlite",
-            "pytest_ormbench.report.tables"} <= set(MODULES)
+    assert {"pytest_ormbench.arms.contract", "pytest_ormbench.plugin", "pytest_ormbench.backends.sqlite",
+            "pytest_ormbench.results.report.tables"} <= set(MODULES)
+
+
+#: the role packages, ground first; a package may import its own floor and the floors below it
+FLOORS: tuple[tuple[str, ...], ...] = (
+    ("workload",),              # the ground: models, ops, settings, seeded data, the cell key, measures, statement kinds
+    ("backends",),              # the storage seam inside the measuring child
+    ("arms", "provision"),      # what arms build on; the parent's servers and proxies
+    ("results",),               # the record, statistics, report and comparison (read JSON; import no ORM)
+    ("measuring",),             # the child: its loop, runner, verification, callgrind
+    ("scheduling",),            # the parent: scheduler, worker handles, progress, run configuration
+    ("plugin",),                # the pytest layer
+    ("commands",),              # ormbench report | compare | publish | scaffold | selfcheck
+)
+FLOOR_OF = {pkg: i for i, floor in enumerate(FLOORS) for pkg in floor}
+#: old import paths kept for third-party arms (pytest_ormbench._moved): they sit above every floor
+SHIMS = {"_moved", "contract", "arm_helpers", "sqlite_support", "server_support", "registry", "record", "plan",
+         "databases", "scaffold", "selfcheck"}
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_every_module_sits_in_a_role_package() -> None:
+    loose = {m for m in MODULES if _package(m) and _package(m) not in FLOOR_OF and _package(m) not in SHIMS}
+    assert not loose, f"modules outside the role packages: {sorted(loose)}"
+
+
+@pytest.mark.parametrize("name", sorted(m for m in MODULES if _package(m) in FLOOR_OF))
+def test_imports_run_down_the_floors(name: str) -> None:
+    own = FLOOR_OF[_package(name)]
+    up = {m for m in _internal(name) if _package(m) in SHIMS
+          or (_package(m) in FLOOR_OF and FLOOR_OF[_package(m)] > own)
+          or (_package(m) in FLOOR_OF and FLOOR_OF[_package(m)] == own and _package(m) != _package(name))}
+    assert not up, f"{name} (floor {own + 1}) imports upwards or sideways: {sorted(up)}"
 
 
 def test_no_import_cycle() -> None:
@@ -85,8 +122,8 @@ def test_no_import_cycle() -> None:
 
 
 def test_the_contract_imports_no_database_module() -> None:
-    bad = {m for m in MODULES["pytest_ormbench.contract"]
-           if m.startswith(("pytest_ormbench.databases", "pytest_ormbench.sqlite_support", "sqlite3"))}
+    bad = {m for m in MODULES["pytest_ormbench.arms.contract"]
+           if m.startswith(("pytest_ormbench.backends", "pytest_ormbench.arms.sql", "sqlite3"))}
     assert not bad
 
 
@@ -97,7 +134,7 @@ def test_only_the_pytest_layer_imports_pytest(name: str) -> None:
 
 
 def test_the_reporter_and_the_comparison_import_no_orm_and_no_pytest_when_run() -> None:
-    code = ("import sys, pytest_ormbench.compare, pytest_ormbench.report.write, pytest_ormbench.cli;"
+    code = ("import sys, pytest_ormbench.results.compare, pytest_ormbench.results.report.write, pytest_ormbench.commands.main;"
             f"bad=[m for m in {ORMS + ('pytest',)!r} if m in sys.modules]; print(bad); sys.exit(bool(bad))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -23,8 +23,8 @@ ON_MARIADB = textwrap.dedent(
     import datetime as dt, sys
     from decimal import Decimal
     from pathlib import Path
-    from pytest_ormbench.contract import MODELS, Settings
-    from pytest_ormbench.databases.mysql import MysqlDatabase
+    from pytest_ormbench.arms.contract import MODELS, Settings
+    from pytest_ormbench.backends.mysql import MysqlDatabase
     from bench_suites.django_arm import DjangoArm
     from server_helpers import new_template, on_server, wait_closed, work_copy
 

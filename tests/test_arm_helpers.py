@@ -1,4 +1,4 @@
-"""The helpers arms share (pytest_ormbench.arm_helpers, pytest_ormbench.sqlite_support)."""
+"""The helpers arms share (pytest_ormbench.arms.helpers, pytest_ormbench.arms.sql)."""
 
 from __future__ import annotations
 
@@ -11,22 +11,11 @@ from typing import Any, AsyncIterator
 
 import pytest
 
-from pytest_ormbench.arm_helpers import assign, assign_all, slices
-from pytest_ormbench.contract import MODELS, Settings
-from pytest_ormbench.sqlite_support import (
-    AiosqliteArm,
-    SqlTables,
-    apply_pragmas,
-    chunked,
-    expected_pragmas,
-    pragma_connection_class,
-    pragma_pairs,
-    pragma_statements,
-    read_pragmas,
-    rows_per_statement,
-    tables_for,
-    variable_limit,
-)
+from pytest_ormbench.arms.helpers import assign, assign_all, slices
+from pytest_ormbench.workload.spec import MODELS, Settings
+from pytest_ormbench.arms.sql import (AiosqliteArm, SqlTables, apply_pragmas, chunked, expected_pragmas,
+    pragma_connection_class, pragma_pairs, pragma_statements, read_pragmas, rows_per_statement, tables_for,
+    variable_limit)
 
 SETTINGS = [Settings(), Settings(journal_mode="wal", synchronous="normal"), Settings(synchronous="off",
                                                                                     foreign_keys=False)]

@@ -12,10 +12,10 @@ pytest.importorskip("objectbox")
 
 from bench_suites import objectbox_arm  # noqa: E402
 from bench_suites.objectbox_arm import ObjectBoxArm, ObjectBoxNoCodegenArm, ObjectBoxStore, committed_txns  # noqa: E402
-from pytest_ormbench import runner  # noqa: E402
-from pytest_ormbench.contract import MODELS, Settings, Unsupported  # noqa: E402
-from pytest_ormbench.databases import database_for  # noqa: E402
-from pytest_ormbench.plan import State  # noqa: E402
+from pytest_ormbench.measuring import runner  # noqa: E402
+from pytest_ormbench.workload.spec import MODELS, Settings, Unsupported  # noqa: E402
+from pytest_ormbench.backends import database_for  # noqa: E402
+from pytest_ormbench.workload.plan import State  # noqa: E402
 
 
 def test_weaker_durability_is_refused(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ pytest.importorskip("ormar")
 pytest.importorskip("aiosqlite")
 
 from bench_suites.ormar_arm import OrmarArm  # noqa: E402
-from pytest_ormbench.contract import MODELS, Settings  # noqa: E402
+from pytest_ormbench.workload.spec import MODELS, Settings  # noqa: E402
 
 
 

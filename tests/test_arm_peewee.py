@@ -28,8 +28,8 @@ RELATIONS = textwrap.dedent(
     """
     import datetime as dt, sys
     from pathlib import Path
-    from pytest_ormbench.contract import MODELS, Settings
-    from pytest_ormbench.sqlite_support import expected_pragmas, open_handles
+    from pytest_ormbench.arms.contract import MODELS, Settings
+    from pytest_ormbench.arms.sql import expected_pragmas, open_handles
     from bench_suites.peewee_arm import PeeweeArm
 
     settings = Settings(journal_mode="delete", synchronous="normal")
@@ -74,7 +74,7 @@ ON_POSTGRESQL = textwrap.dedent(
     """
     import datetime as dt, sys
     from pathlib import Path
-    from pytest_ormbench.contract import MODELS, Settings
+    from pytest_ormbench.arms.contract import MODELS, Settings
     from bench_suites.peewee_arm import PeeweeArm
     from server_helpers import new_template, on_server, wait_closed, work_copy
 

@@ -48,9 +48,9 @@ RELATIONS = textwrap.dedent(
     """
     import asyncio, datetime as dt, importlib, sys
     from pathlib import Path
-    from pytest_ormbench.contract import MODELS, Settings
-    from pytest_ormbench.runner import drive
-    from pytest_ormbench.sqlite_support import expected_pragmas, open_handles
+    from pytest_ormbench.arms.contract import MODELS, Settings
+    from pytest_ormbench.measuring.runner import drive
+    from pytest_ormbench.arms.sql import expected_pragmas, open_handles
 
     target, db = sys.argv[1], Path(sys.argv[2])
     module, _, name = target.partition(":")
@@ -116,9 +116,9 @@ PG_RELATIONS = textwrap.dedent(
     import datetime as dt, importlib, sys
     from pathlib import Path
     import psycopg
-    from pytest_ormbench.contract import MODELS, Settings
-    from pytest_ormbench.databases.postgresql import HARNESS_APP, PostgresDatabase
-    from pytest_ormbench.runner import drive
+    from pytest_ormbench.arms.contract import MODELS, Settings
+    from pytest_ormbench.backends.postgresql import HARNESS_APP, PostgresDatabase
+    from pytest_ormbench.measuring.runner import drive
 
     target, driver, work = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     module, _, name = target.partition(":")
@@ -216,10 +216,10 @@ PG_DRIVERS = {"sqlalchemy": "psycopg", "sqlalchemy_async": "asyncpg", "sqlmodel"
 def pg_server_env() -> Iterator[dict[str, str]]:
     """One throwaway server for the module (skipped where there are no server binaries or no psycopg)."""
     pytest.importorskip("psycopg")
-    pg_server = pytest.importorskip("pytest_ormbench.databases.pg_server")
+    pg_server = pytest.importorskip("pytest_ormbench.provision.postgresql")
     if pg_server.find_binaries() is None:
         pytest.skip("no PostgreSQL server binaries here")
-    from pytest_ormbench.databases.postgresql import SERVER_ENV
+    from pytest_ormbench.backends.postgresql import SERVER_ENV
 
     with pg_server.start_server() as srv:
         yield {SERVER_ENV: json.dumps(srv.info.to_json())}

@@ -26,9 +26,9 @@ BEHAVIOUR = textwrap.dedent(
     import shutil
     import sys
     from pathlib import Path
-    from pytest_ormbench.contract import MODELS, Settings
-    from pytest_ormbench.plan import State
-    from pytest_ormbench.sqlite_support import expected_pragmas, open_handles
+    from pytest_ormbench.arms.contract import MODELS, Settings
+    from pytest_ormbench.workload.plan import State
+    from pytest_ormbench.arms.sql import expected_pragmas, open_handles
     from bench_suites.sqlobject_arm import SQLObjectArm
 
     settings = Settings(journal_mode="delete", synchronous="normal")
@@ -86,8 +86,8 @@ ON_POSTGRESQL = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from pytest_ormbench.contract import MODELS, Settings
-    from pytest_ormbench.plan import State
+    from pytest_ormbench.arms.contract import MODELS, Settings
+    from pytest_ormbench.workload.plan import State
     from bench_suites.sqlobject_arm import SQLObjectArm
     from server_helpers import new_template, on_server, wait_closed, work_copy
 

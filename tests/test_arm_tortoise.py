@@ -16,9 +16,9 @@ import server_helpers
 pytest.importorskip("tortoise")
 pytest.importorskip("aiosqlite")
 
-from pytest_ormbench.contract import MODELS, Settings  # noqa: E402
-from pytest_ormbench.runner import drive  # noqa: E402
-from pytest_ormbench.sqlite_support import expected_pragmas  # noqa: E402
+from pytest_ormbench.workload.spec import MODELS, Settings  # noqa: E402
+from pytest_ormbench.measuring.runner import drive  # noqa: E402
+from pytest_ormbench.arms.sql import expected_pragmas  # noqa: E402
 
 
 def _rows(n: int) -> list[dict]:

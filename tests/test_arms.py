@@ -12,14 +12,14 @@ from __future__ import annotations
 import pytest
 from conftest import run_isolated
 
-from pytest_ormbench.contract import MODELS
-from pytest_ormbench.registry import BUILTIN_ARMS
+from pytest_ormbench.workload.spec import MODELS
+from pytest_ormbench.arms.registry import BUILTIN_ARMS
 
 OPS = "ACFGJK"
 
 
 def _selfcheck(name: str, synchronous: str) -> list[str]:
-    proc = run_isolated("-m", "pytest_ormbench.selfcheck", name, "--journal", "wal", "--synchronous", synchronous,
+    proc = run_isolated("-m", "pytest_ormbench.commands.selfcheck", name, "--journal", "wal", "--synchronous", synchronous,
                         "--tables", "default", "--ops", OPS, "--iterations", "5", "--batch", "50")
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr[-3000:]
     lines = proc.stdout.strip().splitlines()

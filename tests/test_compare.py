@@ -17,12 +17,10 @@ from typing import Any, Sequence
 
 import pytest
 
-from pytest_ormbench.cli import main
-from pytest_ormbench.record import CellRecord
-from pytest_ormbench.compare import (
-    GONE, IMPROVEMENT, NEW, NOISE, REGRESSION, UNCHANGED, CompareError, Side, Thresholds, compare, holm, load_side,
-    mann_whitney, render_markdown, render_text,
-)
+from pytest_ormbench.commands.main import main
+from pytest_ormbench.results.record import CellRecord
+from pytest_ormbench.results.compare import (GONE, IMPROVEMENT, NEW, NOISE, REGRESSION, UNCHANGED, CompareError,
+    Side, Thresholds, compare, holm, load_side, mann_whitney, render_markdown, render_text)
 
 MACHINE = {"node": "runner-1", "machine": "x86_64", "python_version": "3.13.0", "system": "Linux",
            "release": "6.0", "cpu": {"brand_raw": "Test CPU", "count": 2}}
@@ -472,7 +470,7 @@ def test_side_from_live_records() -> None:
 
 
 def test_compare_imports_no_orm_and_no_pytest() -> None:
-    code = ("import sys, pytest_ormbench.compare;"
+    code = ("import sys, pytest_ormbench.results.compare;"
             "bad=[m for m in ('peewee','sqlalchemy','django','tortoise','piccolo','ormar','sqlobject','objectbox',"
             "'sqlmodel','pytest') if m in sys.modules]; print(bad); sys.exit(bool(bad))")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0

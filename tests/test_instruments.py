@@ -12,15 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ormbench.config import RunConfig
-from pytest_ormbench.contract import Settings
-from pytest_ormbench.instruments import KINDS, StatementCounter, classify
-from pytest_ormbench.instruments import callgrind
-from pytest_ormbench.plan import Sizes, make_plan
-from pytest_ormbench.record import INSTRUCTIONS, CellKey, CellRecord
-from pytest_ormbench.registry import all_arms
-from pytest_ormbench.scheduler import Scheduler
-from pytest_ormbench.verify import VerificationError, check_statements
+from pytest_ormbench.scheduling.config import RunConfig
+from pytest_ormbench.workload.spec import Settings
+from pytest_ormbench.workload.statements import KINDS, StatementCounter, classify
+from pytest_ormbench.measuring import callgrind
+from pytest_ormbench.workload.plan import Sizes, make_plan
+from pytest_ormbench.workload.measures import INSTRUCTIONS
+from pytest_ormbench.workload.cells import CellKey
+from pytest_ormbench.results.record import CellRecord
+from pytest_ormbench.arms.registry import all_arms
+from pytest_ormbench.scheduling.scheduler import Scheduler
+from pytest_ormbench.measuring.verify import VerificationError, check_statements
 
 ROOT = Path(__file__).resolve().parents[1]
 HAS_VALGRIND = shutil.which("valgrind") is not None and callgrind.header_dir() is not None
@@ -57,8 +59,8 @@ def test_the_sqlite_trace_reaches_connections_opened_later_in_any_thread(tmp_pat
     # in a child: the trace replaces sqlite3.connect for the whole process
     code = textwrap.dedent("""
         import sqlite3, sqlite3.dbapi2, threading, sys
-        from pytest_ormbench.databases.sqlite import trace_connections
-        from pytest_ormbench.instruments import StatementCounter
+        from pytest_ormbench.backends.sqlite import trace_connections
+        from pytest_ormbench.workload.statements import StatementCounter
         c = StatementCounter()
         trace_connections(c)
         assert sqlite3.connect is sqlite3.dbapi2.connect
@@ -168,7 +170,7 @@ def test_callgrind_counts_only_the_region_and_repeats_exactly(tmp_path: Path) ->
     code = textwrap.dedent("""
         import os
         from pathlib import Path
-        from pytest_ormbench.instruments.callgrind import Callgrind
+        from pytest_ormbench.measuring.callgrind import Callgrind
         cg = Callgrind(Path(os.environ["PYTEST_ORMBENCH_CALLGRIND_DIR"]))
         def work(n):
             return sum(i * i for i in range(n))

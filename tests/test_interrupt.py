@@ -33,7 +33,7 @@ def _marked(mark: str) -> list[int]:
 
 def _can_start_postgresql() -> bool:
     try:
-        from pytest_ormbench.databases.pg_server import find_binaries
+        from pytest_ormbench.provision.postgresql import find_binaries
         import psycopg  # noqa: F401
     except ImportError:
         return False
@@ -42,7 +42,7 @@ def _can_start_postgresql() -> bool:
 
 def _can_start_mysql() -> bool:
     try:
-        from pytest_ormbench.databases.mysql_server import find_binaries
+        from pytest_ormbench.provision.mysql import find_binaries
         import MySQLdb  # noqa: F401
         import pymysql  # noqa: F401
     except ImportError:

@@ -21,7 +21,7 @@ from typing import Iterator
 
 import pytest
 
-from pytest_ormbench.databases.latency_proxy import MODULE, LatencyProxy, ProxyError, start_proxy
+from pytest_ormbench.provision.latency_proxy import MODULE, LatencyProxy, ProxyError, start_proxy
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 
@@ -215,7 +215,7 @@ def test_sigterm_ends_the_proxy(echo: _Server, proxies: list[LatencyProxy]) -> N
 
 
 def test_the_proxy_goes_when_its_parent_is_killed(echo: _Server) -> None:
-    code = ("import sys, time; from pytest_ormbench.databases.latency_proxy import start_proxy;"
+    code = ("import sys, time; from pytest_ormbench.provision.latency_proxy import start_proxy;"
             f"p = start_proxy('127.0.0.1', {echo.port}, 1); print(p.port, flush=True); time.sleep(60)")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC)] + [os.environ.get("PYTHONPATH", "")]))
     parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)

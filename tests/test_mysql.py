@@ -16,7 +16,7 @@ import pytest
 from conftest import TINY
 import server_helpers
 
-mysql_server = pytest.importorskip("pytest_ormbench.databases.mysql_server")
+mysql_server = pytest.importorskip("pytest_ormbench.provision.mysql")
 pymysql = pytest.importorskip("pymysql")
 needs_server = pytest.mark.skipif(mysql_server.find_binaries() is None, reason="no MariaDB server binaries here")
 
@@ -103,7 +103,7 @@ def test_a_server_that_fails_to_start_is_one_line_and_leaves_nothing(short_tmpdi
 @needs_server
 def test_the_server_dies_with_a_killed_parent(tmp_path: Path) -> None:
     script = ("import sys, time\n"
-              "from pytest_ormbench.databases.mysql_server import start_server\n"
+              "from pytest_ormbench.provision.mysql import start_server\n"
               "s = start_server()\n"
               "print(s.directory, s.server_pid, flush=True)\n"
               "time.sleep(60)\n")
@@ -212,7 +212,7 @@ def test_commits_and_connections_are_counted_by_the_server(database, tmp_path: P
 # -- every arm on MariaDB --------------------------------------------------------------------------
 
 def _mysql_arms() -> list[str]:
-    from pytest_ormbench.registry import BUILTIN_ARMS, import_arm
+    from pytest_ormbench.arms.registry import BUILTIN_ARMS, import_arm
 
     out = []
     for entry in BUILTIN_ARMS:
@@ -226,9 +226,9 @@ def _mysql_arms() -> list[str]:
 def test_every_arm_keeps_microseconds_doubles_and_decimals_on_mariadb(database, tmp_path: Path, arm: str) -> None:  # noqa: ANN001
     """Exact verification needs the same data everywhere: no arm may store a 4-byte FLOAT or a DATETIME
     without fractions (the MySQL defaults of several ORMs), and decimals stay DECIMAL(10,2)."""
-    from pytest_ormbench.contract import MODELS, Settings
-    from pytest_ormbench.registry import BUILTIN_ARMS, import_arm
-    from pytest_ormbench.runner import drive
+    from pytest_ormbench.workload.spec import MODELS, Settings
+    from pytest_ormbench.arms.registry import BUILTIN_ARMS, import_arm
+    from pytest_ormbench.measuring.runner import drive
 
     entry = next(e for e in BUILTIN_ARMS if e.name == arm)
     loc = database.location(tmp_path / "templates", f"{arm}-wide")
@@ -268,7 +268,7 @@ def test_the_binary_log_switches_on_and_a_url_server_is_read_back() -> None:
         assert srv.info.settings["log_bin"] == "ON" and srv.info.settings["sync_binlog"] == "1"
         info = mysql_server.connect_url(f"mysql://root@127.0.0.1:{srv.info.port}/")
         assert not info.managed and info.settings["log_bin"] == "ON" and "MariaDB" in info.version
-    from pytest_ormbench.databases.mysql import durable_expectation
+    from pytest_ormbench.backends.mysql import durable_expectation
 
     # with the binary log off, sync_binlog has no effect: a stock server's 0 is accepted
     assert durable_expectation({"log_bin": "OFF", "sync_binlog": "0"}, {})["sync_binlog"] == "0"

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from interrupts import sigint_as_in_a_terminal
 
-from pytest_ormbench.databases import pg_server
-from pytest_ormbench.databases.pg_server import (ManagedServer, ServerInfo, ServerUnavailable, connect_url,
-                                                  find_binaries, start_server)
+from pytest_ormbench.provision import postgresql as pg_server
+from pytest_ormbench.provision.postgresql import (ManagedServer, ServerInfo, ServerUnavailable, connect_url,
+    find_binaries, start_server)
 
 try:
     import psycopg
@@ -156,7 +156,7 @@ def test_settings_the_keeper_owns_or_that_would_corrupt_the_conf_are_refused(set
 
 def test_the_server_goes_when_its_owner_is_sigkilled(short_tmpdir: Path) -> None:
     code = ("import json, sys, time\n"
-            "from pytest_ormbench.databases.pg_server import start_server\n"
+            "from pytest_ormbench.provision.postgresql import start_server\n"
             "s = start_server()\n"
             "print(json.dumps({'dir': s.directory, 'keeper': s.keeper_pid, 'postmaster': s.postmaster_pid}),"
             " flush=True)\n"
@@ -187,7 +187,7 @@ def test_ctrl_c_in_the_owner_leaves_nothing(short_tmpdir: Path, phase: str) -> N
     not hit, and the owner stops it, whether it was still starting (KeyboardInterrupt while waiting for the
     report) or running (atexit, no explicit stop)."""
     code = ("import sys, time\n"
-            "from pytest_ormbench.databases.pg_server import start_server\n"
+            "from pytest_ormbench.provision.postgresql import start_server\n"
             "s = start_server()\n"
             "print('up', flush=True)\n"
             "time.sleep(120)\n")

@@ -405,7 +405,7 @@ def test_compare_improvement_passes(bench: pytest.Pytester) -> None:
 
 
 def test_compare_with_itself_passes(bench: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
-    from pytest_ormbench.cli import main
+    from pytest_ormbench.commands.main import main
 
     result, _ = _run_json(bench, *CMP_CELL)
     result.assert_outcomes(passed=1)

@@ -10,9 +10,9 @@ import pytest
 
 from conftest import TINY
 import server_helpers
-from pytest_ormbench.record import CellKey
+from pytest_ormbench.workload.cells import CellKey
 
-pg_server = pytest.importorskip("pytest_ormbench.databases.pg_server")
+pg_server = pytest.importorskip("pytest_ormbench.provision.postgresql")
 psycopg = pytest.importorskip("psycopg")
 needs_server = pytest.mark.skipif(pg_server.find_binaries() is None, reason="no PostgreSQL server binaries here")
 

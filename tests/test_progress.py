@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_ormbench.progress import Progress, duration
+from pytest_ormbench.scheduling.progress import Progress, duration
 
 
 class Clock:

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ormbench.contract import MODELS, OPS
-from pytest_ormbench.record import WALL, CellKey, CellRecord, Environment, Facts, RecordError, applicable_deviations
-from pytest_ormbench.registry import BUILTIN_ARMS
-from pytest_ormbench.stats import rows_per_second
+from pytest_ormbench.workload.spec import MODELS, OPS
+from pytest_ormbench.workload.measures import WALL
+from pytest_ormbench.workload.cells import CellKey, RecordError
+from pytest_ormbench.results.record import CellRecord, Environment, Facts, applicable_deviations
+from pytest_ormbench.arms.registry import BUILTIN_ARMS
+from pytest_ormbench.results.stats import rows_per_second
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ormbench.cli import main
-from pytest_ormbench.report.load import load
-from pytest_ormbench.stats import geometric_mean, rows_per_second
+from pytest_ormbench.commands.main import main
+from pytest_ormbench.results.report.load import load
+from pytest_ormbench.results.stats import geometric_mean, rows_per_second
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path("tests/data")
@@ -115,7 +115,7 @@ def test_charts_are_written_when_matplotlib_is_there(tmp_path: Path) -> None:
 def test_reporter_imports_no_orm() -> None:
     import subprocess
 
-    code = ("import sys, pytest_ormbench.cli, pytest_ormbench.report.render;"
+    code = ("import sys, pytest_ormbench.commands.main, pytest_ormbench.results.report.render;"
             "bad=[m for m in ('peewee','sqlalchemy','django','tortoise','piccolo','ormar','sqlobject','objectbox',"
             "'sqlmodel','pytest') if m in sys.modules]; print(bad); sys.exit(bool(bad))")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
@@ -139,7 +139,7 @@ def test_drift_floor_is_shown_in_the_header(tmp_path: Path, capsys: pytest.Captu
 
 
 def test_runs_table_says_which_file_supplies_which_cells() -> None:
-    from pytest_ormbench.report.tables import runs_table
+    from pytest_ormbench.results.report.tables import runs_table
 
     table = runs_table(load([DATA / "cold.json", DATA / "rerun.json"]))
     rows = {row[0]: row for row in table.rows}
@@ -149,7 +149,7 @@ def test_runs_table_says_which_file_supplies_which_cells() -> None:
 
 
 def test_best_names_the_fastest_arm_other_than_the_control(tmp_path: Path) -> None:
-    from pytest_ormbench.report.tables import detail
+    from pytest_ormbench.results.report.tables import detail
 
     doc = json.loads((DATA / "cold.json").read_text())
     for bench in doc["benchmarks"]:  # SQLObject's Delete becomes faster than peewee's, slower than raw sqlite3
@@ -172,7 +172,7 @@ def test_best_names_the_fastest_arm_other_than_the_control(tmp_path: Path) -> No
 
 def test_a_table_holds_only_what_applies(tmp_path: Path) -> None:
     """One ORM beside the control: nothing to rank, so no Best column; no legend for a dash that is not there."""
-    from pytest_ormbench.report.tables import detail, footnotes
+    from pytest_ormbench.results.report.tables import detail, footnotes
 
     doc = json.loads((DATA / "cold.json").read_text())
     doc["benchmarks"] = [b for b in doc["benchmarks"] if b["extra_info"]["arm"] in ("sqlite3", "peewee")]
@@ -219,7 +219,9 @@ NO_SQL = "objectbox: counting statements is not implemented for this database"
 def _record(arm: str, op: str, *, seconds: float = 0.5, instructions: float | None = None,
             statements: dict[str, int] | None = None, note: str | None = None, mode: str = "warm") -> object:
     """A synthetic cell record: ``instructions`` makes it an instrumented (callgrind) one."""
-    from pytest_ormbench.record import GC_COLLECTIONS, INSTRUCTIONS, WALL, CellKey, CellRecord, Environment, Facts
+    from pytest_ormbench.workload.measures import GC_COLLECTIONS, INSTRUCTIONS, WALL
+    from pytest_ormbench.workload.cells import CellKey
+    from pytest_ormbench.results.record import CellRecord, Environment, Facts
 
     measures = {WALL: [seconds * 0.9, seconds, seconds * 1.1], GC_COLLECTIONS: [0.0, 0.0, 0.0]}
     if instructions is not None:
@@ -240,9 +242,9 @@ def _write(path: Path, records: list, when: str) -> Path:
 
 
 def test_statements_table_counts_by_kind_with_n_a_for_an_engine_without_sql() -> None:
-    from pytest_ormbench.report.load import runs_from_records
-    from pytest_ormbench.instruments.statements import KINDS
-    from pytest_ormbench.report.tables import KIND_LETTERS, fmt_statements, statements
+    from pytest_ormbench.results.report.load import runs_from_records
+    from pytest_ormbench.workload.statements import KINDS
+    from pytest_ormbench.results.report.tables import KIND_LETTERS, fmt_statements, statements
 
     assert set(KIND_LETTERS) == set(KINDS)  # every kind the counter reports has its letter
     assert fmt_statements({"SELECT": 1, "INSERT": 0}) == "1 S"
@@ -270,8 +272,8 @@ def test_statements_table_counts_by_kind_with_n_a_for_an_engine_without_sql() ->
 
 
 def test_instructions_table_lowest_is_best_and_compact_figures() -> None:
-    from pytest_ormbench.report.load import runs_from_records
-    from pytest_ormbench.report.tables import fmt_count, instructions
+    from pytest_ormbench.results.report.load import runs_from_records
+    from pytest_ormbench.results.report.tables import fmt_count, instructions
 
     assert [fmt_count(v) for v in (None, 7.5, 950, 12_345, 123_456, 999_999, 1_054_000, 2.5e9)] == \
         ["—", "7.5", "950", "12.3 k", "123 k", "1.00 M", "1.05 M", "2.50 G"]
@@ -294,7 +296,7 @@ def test_instructions_table_lowest_is_best_and_compact_figures() -> None:
 
 def test_a_timed_file_and_an_instructions_file_fold(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """rows/s from the timed file, instructions from the instrumented one, whichever order or date."""
-    from pytest_ormbench.report.tables import detail, instructions
+    from pytest_ormbench.results.report.tables import detail, instructions
 
     timed = _write(tmp_path / "timed.json", [
         _record("sqlite3", "A", seconds=0.01, statements={"INSERT": 100, "COMMIT": 100}),
@@ -329,9 +331,9 @@ def test_a_timed_file_and_an_instructions_file_fold(tmp_path: Path, capsys: pyte
 
 def test_a_file_of_instrumented_cells_only_still_makes_a_report(tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
-    from pytest_ormbench.report.load import runs_from_records
-    from pytest_ormbench.report.render import render_summary
-    from pytest_ormbench.report.tables import UNTIMED
+    from pytest_ormbench.results.report.load import runs_from_records
+    from pytest_ormbench.results.report.render import render_summary
+    from pytest_ormbench.results.report.tables import UNTIMED
 
     records = [_record("sqlite3", "A", instructions=5_000, statements={"INSERT": 100, "COMMIT": 100}),
                _record("objectbox", "A", instructions=9_000, note=NO_SQL)]
@@ -348,8 +350,8 @@ def test_a_file_of_instrumented_cells_only_still_makes_a_report(tmp_path: Path,
 
 
 def test_a_note_where_wall_time_and_instructions_rank_two_arms_differently() -> None:
-    from pytest_ormbench.report.load import Cell, Runs
-    from pytest_ormbench.report.tables import disagreements, instructions
+    from pytest_ormbench.results.report.load import Cell, Runs
+    from pytest_ormbench.results.report.tables import disagreements, instructions
 
     def runs_with(django_seconds: float, django_count: float = 36_000) -> Runs:
         runs = Runs(sources=["t", "i"])
@@ -389,7 +391,9 @@ ASYNC_ARMS = {"asyncpg", "sqlalchemy_async"}
 def _db_record(arm: str, op: str, seconds: float, db: str = "sqlite", rtt: float | None = None,
                statements: dict[str, int] | None = None, label: str | None = None) -> object:
     """A synthetic timed record of Test 1, warm, default table, on ``db`` (through the proxy at ``rtt`` ms)."""
-    from pytest_ormbench.record import GC_COLLECTIONS, WALL, CellKey, CellRecord, Environment, Facts
+    from pytest_ormbench.workload.measures import GC_COLLECTIONS, WALL
+    from pytest_ormbench.workload.cells import CellKey
+    from pytest_ormbench.results.record import CellRecord, Environment, Facts
 
     server = db != "sqlite"
     return CellRecord(key=CellKey(arm, "simple", op, "warm", "default", db, rtt), rows=100, start_rows=0,
@@ -435,8 +439,8 @@ def _tables_of(markdown: str) -> dict[str, str]:
 def test_sqlite_cells_report_as_they_did_beside_postgresql_ones() -> None:
     """A report of SQLite cells has no section headings and no Databases column; beside PostgreSQL cells its
     tables are the same, under a SQLite heading."""
-    from pytest_ormbench.report.load import runs_from_records
-    from pytest_ormbench.report.render import render
+    from pytest_ormbench.results.report.load import runs_from_records
+    from pytest_ormbench.results.report.render import render
 
     alone = render(runs_from_records(_sqlite_records(), {}, "2026-12-01T10:00:00"))
     assert "\n## " not in alone and "Databases" not in alone and "PostgreSQL" not in alone
@@ -449,8 +453,8 @@ def test_sqlite_cells_report_as_they_did_beside_postgresql_ones() -> None:
 
 
 def test_postgresql_section_prices_sync_arms_against_psycopg_and_async_ones_against_asyncpg() -> None:
-    from pytest_ormbench.report.load import runs_from_records
-    from pytest_ormbench.report.render import render, sections
+    from pytest_ormbench.results.report.load import runs_from_records
+    from pytest_ormbench.results.report.render import render, sections
 
     runs = runs_from_records(_sqlite_records() + _postgresql_records(), {}, "2026-12-01T10:00:00")
     tables = {t.anchor: t for t in sections(runs)}
@@ -479,8 +483,8 @@ def test_postgresql_section_prices_sync_arms_against_psycopg_and_async_ones_agai
 
 
 def test_a_missing_postgresql_control_arm_is_noted_not_an_error() -> None:
-    from pytest_ormbench.report.load import runs_from_records
-    from pytest_ormbench.report.render import render, sections
+    from pytest_ormbench.results.report.load import runs_from_records
+    from pytest_ormbench.results.report.render import render, sections
 
     runs = runs_from_records(_postgresql_records(("psycopg", "peewee", "sqlalchemy_async")), {}, "2026-12-01")
     over = {t.anchor: t for t in sections(runs)}["overhead-postgresql"]
@@ -497,8 +501,8 @@ def test_a_missing_postgresql_control_arm_is_noted_not_an_error() -> None:
 
 
 def test_latency_sweep_has_a_table_per_op_rows_against_rtt() -> None:
-    from pytest_ormbench.report.load import runs_from_records
-    from pytest_ormbench.report.render import render, sections
+    from pytest_ormbench.results.report.load import runs_from_records
+    from pytest_ormbench.results.report.render import render, sections
 
     runs = runs_from_records(_postgresql_records() + _sweep_records(), {}, "2026-12-01T10:00:00")
     tables = {t.anchor: t for t in sections(runs)}
@@ -525,7 +529,7 @@ def test_latency_sweep_has_a_table_per_op_rows_against_rtt() -> None:
 
 def test_the_same_cell_on_sqlite_and_postgresql_is_two_cells(tmp_path: Path) -> None:
     """Same arm, model, op, mode and table on two databases: neither replaces the other, from one file or two."""
-    from pytest_ormbench.report.tables import detail, runs_table
+    from pytest_ormbench.results.report.tables import detail, runs_table
 
     lite = _write(tmp_path / "sqlite.json", _sqlite_records(), "2026-12-01T10:00:00")
     pg = _write(tmp_path / "pg.json", _postgresql_records(), "2026-12-02T10:00:00")  # the later run
@@ -552,7 +556,7 @@ def test_the_same_cell_on_sqlite_and_postgresql_is_two_cells(tmp_path: Path) -> 
 def test_a_latency_sweeps_own_direct_cell_does_not_replace_the_main_runs(tmp_path: Path) -> None:
     """A sweep file (later) has peewee's D direct and through the proxy; the main run (earlier) has D direct:
     the PostgreSQL tables keep the main run's figure, the latency table's direct column the sweep's own."""
-    from pytest_ormbench.report.tables import detail, latency
+    from pytest_ormbench.results.report.tables import detail, latency
 
     main = _write(tmp_path / "main.json", _postgresql_records(), "2026-12-01T10:00:00")
     sweep_direct = [_db_record(arm, op, 0.050, "postgresql") for op in "DF" for arm in ("peewee", "sqlalchemy_async")]
@@ -577,8 +581,8 @@ def test_a_latency_sweeps_own_direct_cell_does_not_replace_the_main_runs(tmp_pat
 
 
 def test_an_arm_on_two_databases_has_one_label() -> None:
-    from pytest_ormbench.report.load import runs_from_records
-    from pytest_ormbench.report.tables import labels
+    from pytest_ormbench.results.report.load import runs_from_records
+    from pytest_ormbench.results.report.tables import labels
 
     records = [_db_record("peewee", "D", 0.003), _db_record("peewee", "D", 0.012, "postgresql", label="peewee (pg)")]
     for order in (records, records[::-1]):
@@ -588,8 +592,8 @@ def test_an_arm_on_two_databases_has_one_label() -> None:
 
 def test_latency_chart_is_written_beside_the_database_charts(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
-    from pytest_ormbench.report.charts import write_charts
-    from pytest_ormbench.report.load import runs_from_records
+    from pytest_ormbench.results.report.charts import write_charts
+    from pytest_ormbench.results.report.load import runs_from_records
 
     runs = runs_from_records(_sqlite_records() + _postgresql_records() + _sweep_records(), {}, "2026-12-01")
     names = {p.name for p in write_charts(runs, tmp_path, formats=("png",))}
@@ -602,9 +606,9 @@ def test_figures_timed_with_the_old_gc_discipline_are_marked(tmp_path: Path) -> 
     """A timed record without gc_collections was written before the freeze discipline: its tables say so."""
     from dataclasses import replace
 
-    from pytest_ormbench.record import GC_COLLECTIONS
-    from pytest_ormbench.report.load import load
-    from pytest_ormbench.report.tables import detail, footnotes, overall, runs_table
+    from pytest_ormbench.workload.measures import GC_COLLECTIONS
+    from pytest_ormbench.results.report.load import load
+    from pytest_ormbench.results.report.tables import detail, footnotes, overall, runs_table
 
     new = [_record(arm, op) for arm in ("sqlite3", "peewee") for op in "AD"]
     old = [replace(r, measures={k: v for k, v in r.measures.items() if k != GC_COLLECTIONS}) for r in new]
@@ -650,7 +654,7 @@ def test_replaced_cells_get_one_note_per_pair_of_files_whatever_the_order(tmp_pa
 def test_overhead_prices_an_arm_against_the_control_timed_in_its_own_run(tmp_path: Path) -> None:
     """The tables show the latest run's control cells; the overhead of an arm whose run also timed the control
     uses that run's, so that the machine's speed between runs stays out of the ratio."""
-    from pytest_ormbench.report.tables import overhead
+    from pytest_ormbench.results.report.tables import overhead
 
     first = _write(tmp_path / "a.json", [*(_record("sqlite3", op, seconds=0.1) for op in "AF"),
                                          *(_record("peewee", op, seconds=0.3) for op in "AF")], "2026-12-02T10:00:00")

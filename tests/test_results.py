@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ormbench.cli import main
+from pytest_ormbench.commands.main import main
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results"

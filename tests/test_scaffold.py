@@ -1,4 +1,4 @@
-"""`python -m pytest_ormbench.scaffold`: the module it writes passes the selfcheck as it stands, and
+"""`python -m pytest_ormbench.commands.scaffold`: the module it writes passes the selfcheck as it stands, and
 it refuses, in one line and with exit status 2, what it must not do."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ormbench import scaffold
-from pytest_ormbench.contract import MODELS, OPS
+from pytest_ormbench.commands import scaffold
+from pytest_ormbench.workload.spec import MODELS, OPS
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -24,7 +24,7 @@ def _selfcheck(name: str, target: str, path_dir: Path) -> subprocess.CompletedPr
         # the selfcheck's databases on tmpfs: the same checks, without waiting for a disk's fsyncs
         env["TMPDIR"] = "/dev/shm"
     return subprocess.run(
-        [sys.executable, "-m", "pytest_ormbench.selfcheck", name, "--register", target,
+        [sys.executable, "-m", "pytest_ormbench.commands.selfcheck", name, "--register", target,
          "--iterations", "5", "--batch", "50", "--tables", "default"],
         cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300,
     )
@@ -63,8 +63,8 @@ def test_next_steps_name_every_file_an_arm_touches(tmp_path: Path, capsys: pytes
     out = capsys.readouterr().out
     # a module in a package is registered by its dotted name, the package's parent on the path
     assert '"suites.newone_arm:NewoneArm"' in out
-    assert f"PYTHONPATH={tmp_path.resolve()} python -m pytest_ormbench.selfcheck newone" in out
-    for needle in ("src/pytest_ormbench/registry.py", 'ArmEntry("newone", "suites.newone_arm:NewoneArm", "New One"',
+    assert f"PYTHONPATH={tmp_path.resolve()} python -m pytest_ormbench.commands.selfcheck newone" in out
+    for needle in ("src/pytest_ormbench/arms/registry.py", 'ArmEntry("newone", "suites.newone_arm:NewoneArm", "New One"',
                    "pyproject.toml", "all extra", "docs/arms.md", "tests/test_arms.py", "tests/test_arm_newone.py",
                    "docs/adding-an-arm.md"):
         assert needle in out, needle
@@ -119,7 +119,7 @@ def test_a_missing_directory_is_refused(tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_the_command_refuses_in_one_line_without_a_traceback(tmp_path: Path) -> None:
     for argv in (["Bad-Name"], ["peewee"]):
-        proc = subprocess.run([sys.executable, "-m", "pytest_ormbench.scaffold", *argv, "--dir", str(tmp_path)],
+        proc = subprocess.run([sys.executable, "-m", "pytest_ormbench.commands.scaffold", *argv, "--dir", str(tmp_path)],
                               cwd=REPO_ROOT, capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2, proc.stderr
         assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr, proc.stderr

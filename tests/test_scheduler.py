@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ormbench.config import RunConfig
-from pytest_ormbench.contract import Settings
-from pytest_ormbench.plan import Sizes
-from pytest_ormbench.record import CellKey
-from pytest_ormbench.registry import all_arms
-from pytest_ormbench.scheduler import Scheduler
+from pytest_ormbench.scheduling.config import RunConfig
+from pytest_ormbench.workload.spec import Settings
+from pytest_ormbench.workload.plan import Sizes
+from pytest_ormbench.workload.cells import CellKey
+from pytest_ormbench.arms.registry import all_arms
+from pytest_ormbench.scheduling.scheduler import Scheduler
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -56,7 +56,7 @@ def test_back_to_back_runs_a_cell_when_asked(scheduler: Scheduler) -> None:
 
 
 def test_an_unknown_cell_of_a_missing_arm_is_skipped_with_its_reason(scheduler: Scheduler) -> None:
-    from pytest_ormbench.registry import ArmEntry
+    from pytest_ormbench.arms.registry import ArmEntry
 
     scheduler.arms["ghost"] = ArmEntry("ghost", "nowhere:Ghost", "ghost", ("surely_not_installed_pkg",), "ghost")
     outcome = scheduler.outcome(CellKey("ghost", "simple", "B", "warm", "default"))
@@ -66,7 +66,7 @@ def test_an_unknown_cell_of_a_missing_arm_is_skipped_with_its_reason(scheduler: 
 
 
 def test_the_scheduler_imports_no_pytest() -> None:
-    code = "import sys, pytest_ormbench.scheduler; sys.exit('pytest' in sys.modules)"
+    code = "import sys, pytest_ormbench.scheduling.scheduler; sys.exit('pytest' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
 
 
@@ -74,7 +74,7 @@ def test_an_interrupted_round_is_stopped_not_waited_for(scheduler: Scheduler,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl-C or SIGTERM while a fresh worker runs a round: its process is terminated at once (no grace
     period), since nobody will read the round; an answered request still lets the worker end by itself."""
-    import pytest_ormbench.scheduler as scheduler_module
+    import pytest_ormbench.scheduling.scheduler as scheduler_module
 
     closed: list[float] = []
     real_close = scheduler_module.Worker.close

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ormbench.contract import MODELS
-from pytest_ormbench.plan import expected_row
-from pytest_ormbench.verify import VerificationError, _check_values
+from pytest_ormbench.workload.spec import MODELS
+from pytest_ormbench.workload.plan import expected_row
+from pytest_ormbench.measuring.verify import VerificationError, _check_values
 
 
 @pytest.mark.parametrize("model", ["simple", "wide"])
@@ -42,7 +42,7 @@ def test_expected_row_hands_out_copies() -> None:
 
 @pytest.mark.parametrize("model", ["simple", "fk", "wide"])
 def test_given_level_is_the_level_of_given_row(model: str) -> None:
-    from pytest_ormbench.plan import given_level, given_row
+    from pytest_ormbench.workload.plan import given_level, given_row
 
     spec = MODELS[model]
     assert [given_level(spec, n) for n in range(1, 500)] == [given_row(spec, n)["level"] for n in range(1, 500)]

@@ -11,7 +11,8 @@ from typing import Any
 
 from django.db import models
 
-from pytest_ormbench.contract import DECIMAL_DIGITS, DECIMAL_PLACES, MODELS, TEXT_MAX, WIDE_DEFAULTS, Field
+from pytest_ormbench.arms.contract import DECIMAL_DIGITS, DECIMAL_PLACES
+from pytest_ormbench.workload.spec import MODELS, TEXT_MAX, WIDE_DEFAULTS, Field
 
 
 class JournalBase(models.Model):

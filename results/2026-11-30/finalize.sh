@@ -4,9 +4,9 @@ set -eu
 cd "$(dirname "$0")"
 PY=${PY:-python3}
 default=$(ls main-default.json arm-*.json 2>/dev/null)
-"$PY" -m pytest_ormbench.cli report $default -o report-default.md
+"$PY" -m pytest_ormbench.commands.main report $default -o report-default.md
 if ls large-*.json >/dev/null 2>&1; then
-  "$PY" -m pytest_ormbench.cli report large-*.json -o report-large.md --charts charts-large
+  "$PY" -m pytest_ormbench.commands.main report large-*.json -o report-large.md --charts charts-large
 fi
 "$PY" ../ratios_vs_reference.py $default > ratios-vs-reference.md
 {

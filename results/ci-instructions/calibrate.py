@@ -18,12 +18,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from pytest_ormbench.instruments import callgrind
+from pytest_ormbench.measuring import callgrind
 
 CHILD = """
 import os
 from pathlib import Path
-from pytest_ormbench.instruments.callgrind import Callgrind
+from pytest_ormbench.measuring.callgrind import Callgrind
 from tests.delay_arm import spin
 cg = Callgrind(Path(os.environ["PYTEST_ORMBENCH_CALLGRIND_DIR"]))
 counts = []

@@ -15,8 +15,8 @@ import itertools
 import sys
 from pathlib import Path
 
-from pytest_ormbench.compare import (IMPROVEMENT, REGRESSION, Thresholds, compare, default_threshold_pct,
-                                     load_side)
+from pytest_ormbench.results.compare import (IMPROVEMENT, REGRESSION, Thresholds, compare, default_threshold_pct,
+    load_side)
 
 HERE = Path(__file__).resolve().parent
 

@@ -1,4 +1,4 @@
-"""Summarise the issue-6 measurements (run.sh) into summary.md, through pytest_ormbench.compare.
+"""Summarise the issue-6 measurements (run.sh) into summary.md, through pytest_ormbench.results.compare.
 
     python analyze.py [FOLDER]   # default: this folder; an intro.md in FOLDER goes under the title
 
@@ -16,7 +16,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from pytest_ormbench.compare import IMPROVEMENT, REGRESSION, Comparison, Thresholds, compare, load_side
+from pytest_ormbench.results.compare import IMPROVEMENT, REGRESSION, Comparison, Thresholds, compare, load_side
 
 HERE = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else Path(__file__).resolve().parent
 DEFAULT = Thresholds.parse([])

@@ -1,0 +1,105 @@
+"""The ``ormbench`` command: ``ormbench report FILE... [-o OUT]`` and ``ormbench compare BASELINE NEW``.
+
+Bad input gets one line on stderr and exit status 2, never a traceback. ``compare`` exits 1 when
+a cell regressed or sends more statements, so a CI step can fail on it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from pytest_ormbench.results.report.load import ReportError, load
+from pytest_ormbench.results.report.write import write_report
+
+
+def _add_compare(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    cmp = sub.add_parser(
+        "compare", help="compare two runs cell by cell; exit 1 on a regression, 2 on bad input",
+        description="Compare two runs cell by cell. BASELINE and NEW are pytest-benchmark JSON files or runs "
+                    "saved with --benchmark-save (by number, e.g. 0001, or by name, e.g. main). Exit status: "
+                    "0 no regression, 1 at least one regression (or a cell that sends more statements), 2 bad input.")
+    cmp.add_argument("baseline", metavar="BASELINE", help="the reference run: JSON file, saved run number or name")
+    cmp.add_argument("new", metavar="NEW", help="the run to judge: JSON file, saved run number or name")
+    # not argparse's choices: a bad value must be one line and exit 2 like every other bad input
+    cmp.add_argument("--measure", default="wall_seconds", metavar="{wall_seconds,instructions}",
+                     help="what the verdicts judge: wall_seconds (default; round times, Mann-Whitney, drift "
+                          "correction) or instructions (both runs made with --ormbench-instructions; the median "
+                          "counts against the threshold and their repeatability); statement counts are compared "
+                          "exactly either way")
+    cmp.add_argument("--threshold", action="append", default=[], metavar="PATTERN=PCT",
+                     help="growth in percent a cell may show before it regresses (default 10 for wall_seconds, 2 "
+                          "for instructions); PATTERN is an arm, model, op letter or op name, or a glob on the "
+                          "cell id; repeatable, the last match wins")
+    cmp.add_argument("--alpha", type=float, default=0.05, help="significance level of the Mann-Whitney U test "
+                     "for the whole comparison (default 0.05)")
+    cmp.add_argument("--drift", choices=("control", "off"), default="control",
+                     help="control (default): divide out how much the raw sqlite3 control arm's cells moved between "
+                          "the runs and use their unevenness as the floor; off: raw times, the runs' probe floors")
+    cmp.add_argument("--correction", choices=("holm", "none"), default="holm",
+                     help="holm (default): alpha bounds the chance of any false alarm among all cells; "
+                          "none: each cell is tested at alpha")
+    cmp.add_argument("--storage", type=Path, default=Path(".benchmarks"),
+                     help="where --benchmark-save keeps runs (default .benchmarks)")
+    cmp.add_argument("--format", choices=("text", "markdown"), default="text", help="output (default text)")
+    cmp.add_argument("--markdown-out", type=Path, default=None, metavar="PATH",
+                     help="also write the Markdown comparison (for a pull-request comment) here")
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from pytest_ormbench.results.compare import (Thresholds, compare, default_threshold_pct, load_side,
+        render_markdown, render_text)
+
+    thresholds = Thresholds.parse(args.threshold, default_pct=default_threshold_pct(args.measure))
+    result = compare(load_side(args.baseline, args.storage), load_side(args.new, args.storage),
+                     thresholds, args.alpha, args.correction, args.drift, measure=args.measure)
+    if args.markdown_out is not None:
+        args.markdown_out.parent.mkdir(parents=True, exist_ok=True)
+        args.markdown_out.write_text(render_markdown(result), encoding="utf-8")
+    sys.stdout.write(render_markdown(result) if args.format == "markdown" else render_text(result))
+    if args.markdown_out is not None:
+        print(f"ormbench: wrote {args.markdown_out}", file=sys.stderr)
+    return result.exit_code
+
+
+def _report(args: argparse.Namespace) -> int:
+    fmt = args.format or ("text" if args.output is None and sys.stdout.isatty() else "markdown")
+    charts = None
+    if not args.no_charts and fmt == "markdown":
+        charts = args.charts or (args.output.parent / "charts" if args.output else None)
+    text = write_report(load(args.files), args.output, fmt, charts)
+    if args.output is None:
+        sys.stdout.write(text)
+    else:
+        print(f"ormbench: wrote {args.output}", file=sys.stderr)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="ormbench", description="pytest-ormbench tools")
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("report", help="fold pytest-benchmark JSON files into tables and charts")
+    rep.add_argument("files", nargs="+", metavar="FILE", help="pytest-benchmark JSON written with pytest-ormbench")
+    rep.add_argument("-o", "--output", type=Path, help="write the report here (default: standard output)")
+    rep.add_argument("--format", choices=("markdown", "text"), default=None,
+                     help="markdown (default; text when printing to a terminal)")
+    rep.add_argument("--charts", type=Path, default=None,
+                     help="directory for PNG and SVG charts (default with -o: OUT's directory/charts)")
+    rep.add_argument("--no-charts", action="store_true", help="write no charts")
+    _add_compare(sub)
+    args = parser.parse_args(argv)
+    from pytest_ormbench.results.compare import CompareError
+
+    try:
+        return _compare(args) if args.command == "compare" else _report(args)
+    except (ReportError, CompareError) as exc:  # bad input: one line, never a traceback
+        print(f"ormbench: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"ormbench: error: {exc.filename or ''}: {exc.strerror}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

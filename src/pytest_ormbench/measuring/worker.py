@@ -1,0 +1,154 @@
+"""The measuring child process, and the parent's handle on it (pyperf's shape).
+
+Protocol: one JSON object per line. The parent writes a request on the child's
+stdin; the child answers on a private copy of its original stdout, while
+anything an ORM prints goes to stderr. Requests:
+
+    {"cmd": "build", "cell": {...}}  -> {"ok": true, "template": path, "pid": n}
+    {"cmd": "run", "cell": {...}}    -> {"ok": true, "record": {...}, "pid": n}
+
+The cell names the arm's ``module:Class``; the record is a
+:class:`pytest_ormbench.results.record.CellRecord` as JSON (the parent merges a cell's
+replies, adds each round's place in the run, and stores it).
+
+A failure answers {"ok": false, "kind": "unsupported" | "verification" | "error",
+"error": "...", "traceback": "..."}. In cold mode the parent starts a fresh
+child for every timed round; in warm mode it keeps one child per arm.
+
+A worker only ever imports one arm: some ORMs change process-wide state on
+import (Piccolo registers sqlite3 adapters and converters, for example), so two
+arms must never share a measuring process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_ormbench.results.record import CellRecord, Environment
+    from pytest_ormbench.measuring.runner import Cell
+
+
+def describe_environment(arm_cls: type, model: str, settings: Any, db: str = "sqlite") -> "Environment":
+    """Versions and declarations of the arm, read inside the measuring process."""
+    import importlib.metadata
+
+    from pytest_ormbench.workload.spec import MODELS
+    from pytest_ormbench.backends import database_for
+    from pytest_ormbench.results.record import Environment
+
+    versions = {}
+    for dist in arm_cls.packages:
+        try:
+            versions[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            versions[dist] = "unknown"
+    database = database_for(arm_cls, db)
+    arm_info = arm_cls(MODELS[model], settings).describe()
+    if db != "sqlite":
+        arm_info = {**arm_info, **database.describe()}
+    return Environment(
+        arm_label=arm_cls.label or arm_cls.name,
+        driver=arm_cls.driver,
+        is_async=arm_cls.is_async,
+        versions=versions,
+        python=platform.python_version(),
+        sqlite_version=sqlite3.sqlite_version,
+        database=database.name,
+        unsupported=dict(arm_cls.unsupported),
+        arm_info=arm_info,
+    )
+
+
+def measure(cell: "Cell") -> "CellRecord":
+    """Run the cell's rounds here and return them as one record (the parent adds slots and schedule)."""
+    from pytest_ormbench.workload.plan import make_plan
+    from pytest_ormbench.workload.measures import GC_COLLECTIONS, INSTRUCTIONS, WALL
+    from pytest_ormbench.workload.cells import CellKey
+    from pytest_ormbench.results.record import CellRecord, Facts, applicable_deviations
+    from pytest_ormbench.arms.registry import import_arm
+    from pytest_ormbench.measuring.runner import run_cell
+
+    rounds, counters = run_cell(cell)
+    measures: dict[str, list[float]] = {WALL: [r.seconds for r in rounds],
+                                        GC_COLLECTIONS: [float(r.gc_collections) for r in rounds]}
+    if counters.callgrind is not None:
+        if any(r.instructions is None for r in rounds):
+            raise RuntimeError("a round ran under callgrind but brought back no instruction count")
+        measures[INSTRUCTIONS] = [float(r.instructions) for r in rounds]  # type: ignore[arg-type]
+    arm_cls = import_arm(cell.target)
+    plan = make_plan(cell.model, cell.op, cell.table, cell.sizes)
+    key = CellKey(cell.arm, cell.model, cell.op, cell.mode, cell.table, cell.db, cell.rtt_ms)
+    return CellRecord(
+        key=key, rows=plan.rows, start_rows=plan.state.count,
+        iterations=cell.sizes.iterations, batch=cell.sizes.batch,
+        settings=cell.settings.to_json(),
+        env=describe_environment(arm_cls, cell.model, cell.settings, cell.db),
+        facts=Facts.from_round(rounds[-1].facts),
+        measures=measures,
+        deviations=applicable_deviations(arm_cls.deviations, key),
+        slots=[None] * len(rounds),
+        worker_pids=[os.getpid()] * (1 if rounds else 0),
+        statements=[r.statements for r in rounds if r.statements is not None],
+        statements_note=counters.statements_not_applicable,
+        instrumented="callgrind" if counters.callgrind is not None else None,
+    )
+
+
+def handle(request: dict[str, Any]) -> dict[str, Any]:
+    from pytest_ormbench.measuring.runner import Cell
+
+    cell = Cell.from_json(request["cell"])
+    try:
+        return _handle(request, cell)
+    finally:
+        # between requests a worker holds no connection of the harness's (many idle workers, one server)
+        from pytest_ormbench.backends import close_server_connections
+
+        close_server_connections()
+
+
+def _handle(request: dict[str, Any], cell: Any) -> dict[str, Any]:
+    from pytest_ormbench.workload.spec import Unsupported
+    from pytest_ormbench.measuring.runner import build_templates
+    from pytest_ormbench.measuring.verify import VerificationError
+
+    try:
+        if request["cmd"] == "build":
+            return {"ok": True, "template": build_templates(cell), "pid": os.getpid()}
+        if request["cmd"] == "run":
+            return {"ok": True, "record": measure(cell).to_json(), "pid": os.getpid()}
+        return {"ok": False, "kind": "error", "error": f"unknown command {request['cmd']!r}"}
+    except Unsupported as exc:
+        return {"ok": False, "kind": "unsupported", "error": str(exc)}
+    except VerificationError as exc:
+        return {"ok": False, "kind": "verification", "error": str(exc), "traceback": traceback.format_exc()}
+    except Exception as exc:
+        return {"ok": False, "kind": "error", "error": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc()}
+
+
+def main() -> int:
+    proto: IO[str] = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # whatever the ORMs print must not corrupt the protocol
+    sys.stdout = sys.stderr
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        reply = handle(json.loads(line))
+        proto.write(json.dumps(reply, default=str) + "\n")
+        proto.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,438 @@
+"""pytest-ormbench: options and hooks only (the work lives in the other modules).
+
+This and ``options.py`` are the pytest layer: the only modules that import pytest or touch
+pytest-benchmark's internals (``benchmark._make_stats``, ``benchmark._mode``). The run itself is
+``scheduler.Scheduler``; results are ``record.CellRecord``; tables come from ``report``.
+"""
+
+from __future__ import annotations
+
+import functools
+import signal
+import threading
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from pytest_ormbench.plugin import options as _options
+from pytest_ormbench.workload.cells import CellKey, RecordError
+from pytest_ormbench.results.record import CellRecord
+from pytest_ormbench.arms.registry import CONTROL_ARMS, all_arms
+from pytest_ormbench.scheduling.scheduler import Scheduler
+
+
+@dataclass
+class OrmbenchSession:
+    """The plugin's state for one pytest run: the scheduler and what the terminal shows at the end."""
+
+    scheduler: Scheduler
+    #: the end-of-run comparison with a baseline, rendered for the terminal
+    comparison_text: str = ""
+    #: lines said once the cells are known
+    notes: list[str] = field(default_factory=list)
+    #: failure message -> the first cell that failed with it (the others say "same error")
+    failures: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def run(self) -> _options.RunConfig:
+        return self.scheduler.run
+
+
+SESSION_KEY = pytest.StashKey[OrmbenchSession]()
+SIGTERM_KEY = pytest.StashKey[Any]()
+XDIST_BENCHMARK_WARNING = "Benchmarks are automatically disabled because xdist"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    _options.add_options(parser)
+
+
+def _known_arms(register: tuple[str, ...]) -> list[str]:
+    return list(all_arms(register))
+
+
+BASELINE_KEY = pytest.StashKey[object]()
+
+
+def _stop_on_sigterm() -> Any:
+    """SIGTERM (a CI job cancelled, ``kill``) ends the run as Ctrl-C does, so that the workers are stopped and
+    the run's databases removed; only where nobody else handles SIGTERM. Returns the handler to restore."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return None
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
+    return signal.SIG_DFL
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    run = _options.parse(config, _known_arms)
+    # -q: at most a line a minute; otherwise every 30 s (and at the end of every phase)
+    interval = 60.0 if config.get_verbosity() < 0 else 30.0
+    scheduler = Scheduler(run, all_arms(run.register), Path(str(config.rootpath)),
+                          say=functools.partial(_progress, config), progress_interval=interval)
+    config.stash[SESSION_KEY] = OrmbenchSession(scheduler)
+    config.stash[SIGTERM_KEY] = _stop_on_sigterm()
+    config.pluginmanager.register(ControlArm(), "ormbench-control-arm")
+    if run.verify_only:  # nothing is timed, so pytest-benchmark's xdist warning concerns nothing
+        config.addinivalue_line("filterwarnings", f"ignore:{XDIST_BENCHMARK_WARNING}")
+        # pytest-benchmark warns at unconfigure, after pytest's own warning filters are gone
+        warnings.filterwarnings("ignore", message=XDIST_BENCHMARK_WARNING)
+    config.addinivalue_line("markers", "ormbench: a pytest-ormbench cell (arm x model x op x mode x table)")
+    if run.compare or run.thresholds:
+        _load_baseline(config, run)
+
+
+def _benchmark_storage(config: pytest.Config) -> Path:
+    storage = str(config.getoption("benchmark_storage", None) or ".benchmarks")
+    if storage.startswith("file://"):
+        storage = storage[len("file://"):]
+    path = Path(storage)
+    return path if path.is_absolute() else Path(str(config.invocation_params.dir)) / path
+
+
+def _load_baseline(config: pytest.Config, run: _options.RunConfig) -> None:
+    """Check the baseline and the thresholds before anything runs: a bad one is a usage error."""
+    from pytest_ormbench.results.compare import CompareError, Thresholds, load_side
+
+    try:
+        thresholds = Thresholds.parse(list(run.thresholds))
+    except CompareError as exc:
+        raise pytest.UsageError(f"--ormbench-threshold: {exc}") from None
+    if not run.compare:
+        return
+    try:
+        spec = run.compare
+        if not Path(spec).is_absolute() and (Path(str(config.invocation_params.dir)) / spec).exists():
+            spec = str(Path(str(config.invocation_params.dir)) / spec)
+        baseline = load_side(spec, _benchmark_storage(config))
+    except CompareError as exc:
+        raise pytest.UsageError(f"--ormbench-compare: {exc}") from None
+    config.stash[BASELINE_KEY] = (baseline, thresholds)
+
+
+def _progress(config: pytest.Config, line: str) -> None:
+    """A progress line on the terminal, even from inside a test (output capture suspended)."""
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    capman = config.pluginmanager.get_plugin("capturemanager")
+    if tr is None:
+        return
+    if capman is not None:
+        with capman.global_and_fixture_disabled():
+            tr.write_line(line)
+            tr.flush()  # a log file or a pipe shows the line now, not at the end
+    else:
+        tr.write_line(line)
+        tr.flush()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    session = config.stash.get(SESSION_KEY, None)
+    if session is not None:
+        session.scheduler.close()
+    previous = config.stash.get(SIGTERM_KEY, None)
+    if previous is not None:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "ormbench_cell" not in metafunc.fixturenames:
+        return
+    run = metafunc.config.stash[SESSION_KEY].run
+    keys = [
+        CellKey(arm, model, op, mode, table, db, rtt)
+        for db in run.dbs for arm in run.arms if CONTROL_ARMS.get(arm, db) == db
+        for model in run.models for op in run.ops for mode in run.modes for table in run.tables
+        for rtt in (run.rtts if run.rtts and db != "sqlite" else (None,))
+    ]
+    metafunc.parametrize("ormbench_cell", keys, ids=[k.id for k in keys], indirect=True)
+
+
+XDIST_MESSAGE = ("pytest-ormbench: timings under pytest-xdist would be spoiled by parallel runs; "
+                 "use --ormbench-verify-only with -n, or run without -n")
+
+
+DESELECTED_KEY = pytest.StashKey[list]()
+
+
+def _cell_of(item: pytest.Item) -> CellKey | None:
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("ormbench_cell") if callspec is not None else None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if "ormbench_cell" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.ormbench)
+
+
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    """Remember the deselected control-arm cells: a -k that names an ORM must not drop the yardstick."""
+    if not items:
+        return
+    config = items[0].config
+    kept = config.stash.setdefault(DESELECTED_KEY, [])
+    kept.extend(item for item in items if (key := _cell_of(item)) is not None and key.arm in CONTROL_ARMS)
+
+
+class ControlArm:
+    """A second plugin object, so that its modifyitems can run last: after -k and -m have deselected."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        _put_back_the_control_arm(config, items)
+
+
+def _put_back_the_control_arm(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The control arm's deselected cells for the models, ops, modes and tables still selected."""
+    session = config.stash.get(SESSION_KEY, None)
+    dropped = config.stash.get(DESELECTED_KEY, [])
+    if session is None or not session.run.control or not dropped:
+        return
+    wanted = {(k.model, k.op, k.mode, k.table, k.db, k.rtt_ms) for k in map(_cell_of, items) if k is not None}
+    present = {k for k in map(_cell_of, items) if k is not None and k.arm in CONTROL_ARMS}
+    back = [item for item in dropped
+            if (k := _cell_of(item)) is not None and k not in present
+            and (k.model, k.op, k.mode, k.table, k.db, k.rtt_ms) in wanted]
+    if back:
+        items[:0] = back
+        dropped[:] = [item for item in dropped if item not in back]
+        names = ", ".join(dict.fromkeys(k.arm for k in map(_cell_of, back) if k is not None))
+        session.notes.append(f"pytest-ormbench: the control arm(s) {names}: {len(back)} cell(s) run beside the "
+                             "selection (the ORM-overhead table and the comparison's drift correction need them; "
+                             "--ormbench-control=off leaves them out)")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The final list of cells this process runs: the interleaved schedule is built from it."""
+    ob = session.config.stash[SESSION_KEY]
+    scheduler = ob.scheduler
+    scheduler.planned = [key for key in map(_cell_of, session.items) if key is not None]
+    if not scheduler.planned:
+        return
+    bs = getattr(session.config, "_benchmarksession", None)
+    if bs is not None and not ob.run.benchmark_table:
+        bs.quiet = True  # pytest-benchmark's own table repeats the summary's figures in ms
+    for note in ob.notes:
+        _progress(session.config, note)
+    _progress(session.config, _plan_line(ob.run, scheduler.planned))
+
+
+def _plan_line(run: _options.RunConfig, planned: list[CellKey]) -> str:
+    """What is about to run, in words (the settings in force, the preset's values or the options over them),
+    and how long the preset's whole matrix took on the project's machine."""
+    from pytest_ormbench.scheduling.config import PRESETS
+
+    preset = PRESETS[run.preset]
+    arms = len({k.arm for k in planned})
+    in_force = {"mode": ",".join(run.modes), "table": ",".join(run.tables), "rounds": str(run.rounds),
+                "iterations": str(run.sizes.iterations), "batch": str(run.sizes.batch)}
+    changed = [k for k, v in in_force.items() if preset.values.get(k) != v]
+    rounds = 1 if run.verify_only else run.rounds
+    what = "verified once each, nothing timed" if run.verify_only else f"{len(planned) * rounds:,} timed rounds"
+    settings = ", ".join(f"{k} {v}" for k, v in in_force.items() if not (run.verify_only and k == "rounds"))
+    line = (f"pytest-ormbench: preset {preset.name}{' with ' + ', '.join(changed) + ' changed' if changed else ''} "
+            f"({settings}): {len(planned):,} cells of {arms} arm(s), {what}")
+    if run.instructions:
+        return line + "; instructions counted under callgrind (the rounds run 10-100x slower than timed ones)"
+    if preset.measured_seconds and not run.verify_only and not changed:
+        from pytest_ormbench.scheduling.progress import duration
+
+        line += (f"; the whole {preset.name} matrix (13 arms) took {duration(preset.measured_seconds)} on a "
+                 "2-core machine")
+    return line
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int):  # noqa: ANN201
+    """Outermost, so it runs before pytest-benchmark's wrapper saves the JSON."""
+    _finish(session)
+    return (yield)
+
+
+def _finish(session: pytest.Session) -> None:
+    """The last drift probe, then the comparison with the baseline."""
+    ob = session.config.stash.get(SESSION_KEY, None)
+    if ob is None:
+        return
+    scheduler = ob.scheduler
+    scheduler.finish()
+    loaded = session.config.stash.get(BASELINE_KEY, None)
+    if loaded is None or not scheduler.records:
+        return
+    from pytest_ormbench.results.compare import (CompareError, Side, compare, default_threshold_pct,
+        render_markdown, render_text)
+
+    baseline, thresholds = loaded
+    measure = ob.run.compare_measure
+    # parsed before the run over time's default; the user's patterns stay, the measure's default applies
+    thresholds = thresholds.with_default_pct(default_threshold_pct(measure))
+    machine = _machine_info(session.config)
+    new = Side.from_records(scheduler.records, machine, scheduler.run_facts()["drift_floor"],
+                            schedule=ob.run.schedule)
+    try:
+        result = compare(baseline, new, thresholds, ob.run.alpha, ob.run.correction, ob.run.drift, measure=measure)
+    except CompareError as exc:
+        ob.comparison_text = f"pytest-ormbench: cannot compare with the baseline: {exc}"
+        if session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        return
+    ob.comparison_text = render_text(result)
+    if ob.run.compare_markdown:
+        out = Path(ob.run.compare_markdown)
+        if not out.is_absolute():
+            out = Path(str(session.config.invocation_params.dir)) / out
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(render_markdown(result), encoding="utf-8")
+        ob.comparison_text += f"\npytest-ormbench: comparison written to {out}"
+    if result.exit_code and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def _machine_info(config: pytest.Config) -> dict:
+    bs = getattr(config, "_benchmarksession", None)
+    if bs is None:
+        return {}
+    try:
+        return dict(bs.get_machine_info() or {})
+    except Exception:  # machine info is decoration; the figures stand without it
+        return {}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_benchmark_update_json(config: pytest.Config, benchmarks, output_json: dict) -> None:  # noqa: ANN001
+    """Run-level facts beside pytest-benchmark's: the schedule, the drift probe and its floor."""
+    ob = config.stash.get(SESSION_KEY, None)
+    if ob is not None and ob.scheduler.records:
+        output_json["ormbench"] = ob.scheduler.run_facts()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node, ids: list[str]) -> None:  # noqa: ANN001
+    """On the xdist controller: stop a timing run as soon as a worker collected cells."""
+    config = node.config
+    run = config.stash[SESSION_KEY].run
+    if run.verify_only:
+        return
+    if any(i.endswith("]") and _is_cell_id(run, i[i.rfind("[") + 1:-1]) for i in ids):
+        pytest.exit(XDIST_MESSAGE, returncode=pytest.ExitCode.USAGE_ERROR)
+
+
+def _is_cell_id(run: _options.RunConfig, param_id: str) -> bool:
+    try:
+        key = CellKey.parse(param_id)
+    except RecordError:
+        return False
+    return key.arm in run.arms and key.model in run.models
+
+
+@pytest.fixture
+def ormbench_run(request: pytest.FixtureRequest) -> _options.RunConfig:
+    """The run's settings as the plugin parsed them (options, ini keys and preset together)."""
+    return request.config.stash[SESSION_KEY].run
+
+
+@pytest.fixture
+def ormbench_cell(request: pytest.FixtureRequest, benchmark) -> Callable[[], CellRecord]:  # noqa: ANN001
+    """Call it to run the cell (all its rounds, verified) and feed its times to ``benchmark``.
+
+    Running in the test body (not in fixture setup) makes a failed check a test failure.
+    """
+    key: CellKey = request.param
+    session = request.config.stash[SESSION_KEY]
+    return functools.partial(_execute, session, key, benchmark)
+
+
+def _execute(session: OrmbenchSession, key: CellKey, benchmark) -> CellRecord:  # noqa: ANN001
+    """One cell as a test: skipped with its reason, failed with its check, or its rounds handed to pytest-benchmark."""
+    benchmark._mode = "pytest-ormbench"  # we feed the fixture ourselves
+    scheduler = session.scheduler
+    outcome = scheduler.outcome(key)
+    problem = outcome.problem
+    if problem is not None:
+        if problem.outcome == "skipped":
+            pytest.skip(problem.message)
+        if problem.outcome == "unsupported":
+            pytest.skip(f"unsupported by {key.arm}: {problem.message}")
+        # an ORM that fails to import fails every cell of its arm the same way: the traceback once
+        same = f"{key.arm}: {problem.outcome}: {problem.message}\n{problem.detail}"
+        first = session.failures.setdefault(same, key.id)
+        if first != key.id:
+            pytest.fail(f"{key.id}: {problem.outcome}: {problem.message.splitlines()[0] if problem.message else ''} "
+                        f"(same error as {first}, shown there)", pytrace=False)
+        pytest.fail(f"{key.id}: {problem.outcome}: {problem.message}\n{problem.detail}".rstrip(), pytrace=False)
+    record = outcome.record
+    assert record is not None
+    if scheduler.timed and not benchmark.disabled:
+        stats = benchmark._make_stats(1)
+        for seconds in record.seconds:
+            stats.update(seconds)
+        benchmark.extra_info.update(record.to_json())
+        scheduler.keep(record)
+    return record
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # noqa: ANN001
+    session = config.stash.get(SESSION_KEY, None)
+    if session is None:
+        return
+    scheduler = session.scheduler
+    if not scheduler.records and not scheduler.not_run:
+        return
+    from pytest_ormbench.results.report.render import render_not_run, render_summary
+
+    tr = terminalreporter
+    if scheduler.records:
+        run = session.run
+        tr.write_sep("=", "pytest-ormbench: instructions per row (median of rounds, lower is better)"
+                     if run.instructions else "pytest-ormbench: rows per second (median of rounds, higher is better)")
+        settings = ", ".join(f"{k}={v}" for k, v in run.settings.describe().items())
+        tr.write_line(f"settings: {settings}; {run.rounds} rounds per cell, iterations {run.sizes.iterations}, "
+                      f"batch {run.sizes.batch}")
+        tr.write_line(render_summary(_live_runs(session, config)))
+        facts = scheduler.run_facts()
+        floor = facts["drift_floor"]
+        figures = ", ".join(f"{p['rows_per_s']:,.0f}" for p in facts["probes"])
+        tr.write_line(f"schedule: {facts['schedule']}; drift floor "
+                      f"{'unknown' if floor is None else f'{floor:.1%}'} (sqlite3 probe, rows/s: {figures or 'none'})")
+        for note in facts["notes"]:
+            tr.write_line(note)
+    if scheduler.not_run:
+        tr.write_sep("-", "pytest-ormbench: cells without a number")
+        tr.write_line(render_not_run(scheduler.not_run))
+    if session.run.report and scheduler.records:
+        tr.write_line(_write_report(session, config))
+    if session.comparison_text:
+        tr.write_sep("=", "pytest-ormbench: comparison with the baseline")
+        tr.write_line(session.comparison_text)
+
+
+def _live_runs(session: OrmbenchSession, config: pytest.Config):  # noqa: ANN202
+    """This run's records as the report reads files."""
+    import datetime as dt
+
+    from pytest_ormbench.results.report.load import runs_from_records
+
+    return runs_from_records(session.scheduler.records, _machine_info(config),
+                             dt.datetime.now(dt.timezone.utc).isoformat(), session.scheduler.run_facts())
+
+
+def _write_report(session: OrmbenchSession, config: pytest.Config) -> str:
+    """--ormbench-report: the same report ``ormbench report`` makes from the JSON."""
+    import io
+
+    from pytest_ormbench.results.report.write import write_report
+
+    out = Path(session.run.report)
+    if not out.is_absolute():
+        out = Path(str(config.invocation_params.dir)) / out
+    err = io.StringIO()
+    write_report(_live_runs(session, config), out, "markdown", out.parent / "charts", err=err)
+    return (err.getvalue() + f"pytest-ormbench: report written to {out}").strip()

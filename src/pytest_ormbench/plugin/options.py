@@ -1,0 +1,373 @@
+"""Command-line options and ini keys, parsed into one validated :class:`RunConfig`.
+
+Every option is also an ini key (``ormbench_arms`` for ``--ormbench-arms``);
+the command line wins. A bad value is a :class:`pytest.UsageError` naming the
+valid ones, so pytest prints one line and exits with its usage-error status.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import pytest
+
+from pytest_ormbench.scheduling.config import DEFAULT_PRESET, PRESETS, SCHEDULES, RunConfig
+from pytest_ormbench.workload.spec import (JOURNAL_MODES, MODELS, MODES, OPS, OPS_BY_LETTER, OPS_BY_NAME,
+    SYNCHRONOUS, TABLES, Settings)
+from pytest_ormbench.workload.plan import Sizes
+from pytest_ormbench.workload.measures import COMPARABLE
+from pytest_ormbench.arms.registry import CONTROL_ARMS
+
+#: the database axis's values (``databases.AXIS``, repeated here so that parsing imports no driver)
+DB_AXIS = ("sqlite", "postgresql", "mysql")
+DB_ALIASES = {"postgres": "postgresql", "pg": "postgresql", "sqlite3": "sqlite", "mariadb": "mysql"}
+
+MODEL_ALIASES = {"1": "simple", "2": "fk", "3": "wide", "test1": "simple", "test2": "fk", "test3": "wide"}
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str  # without the --ormbench- prefix
+    default: str
+    help: str
+    kind: str = "string"  # string | flag | linelist
+    metavar: str = "VALUE"
+
+    @property
+    def flag(self) -> str:
+        return f"--ormbench-{self.name}"
+
+    @property
+    def ini(self) -> str:
+        return "ormbench_" + self.name.replace("-", "_")
+
+    @property
+    def dest(self) -> str:
+        return self.ini
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("preset", DEFAULT_PRESET, "a named choice of modes, tables, rounds and sizes: "
+           + "; ".join(f"{p.name}, {p.about} ({p.describe()})" for p in PRESETS.values())
+           + "; options given as well override it", metavar="NAME"),
+    Option("arms", "all", "arms to run, comma-separated registry names, or 'all'"),
+    Option("models", "simple,fk,wide", "models: simple, fk, wide (the reference's Tests 1, 2, 3)"),
+    Option("ops", "all", "operations: letters A-K or names (insert_single, ...), comma-separated, or 'all'"),
+    Option("mode", "cold,warm", "cold (a fresh process per timed round) and/or warm (warm-up, restore, time)"),
+    Option("table", "default", "default (~300 rows for D-K) and/or large (~20,100 rows for D-K)"),
+    Option("rounds", "5", "timed rounds per cell; the result is their median"),
+    Option("iterations", "100", "rows for insert_single; gets are 2x, filter_small passes are /10"),
+    Option("batch", "10000", "rows for insert_batch and insert_bulk"),
+    Option("db", "sqlite", "databases, comma-separated: sqlite (the embedded side: SQLite, and ObjectBox's own store) "
+           "and/or postgresql (a throwaway server the plugin starts from the machine's binaries, or the one "
+           "--ormbench-postgresql-url names) and/or mysql (also: mariadb; a throwaway MariaDB, or the server "
+           "--ormbench-mysql-url names)"),
+    Option("postgresql-url", "", "an existing PostgreSQL server to run on instead of a throwaway one, "
+           "postgresql://USER[:PASSWORD]@HOST[:PORT]/DB (a superuser or a role that may create databases); the "
+           "plugin creates and drops only databases of its own there", metavar="URL"),
+    Option("postgresql-settings", "", "PostgreSQL durability for every arm, changed from the server's durable "
+           "defaults: comma-separated NAME=VALUE of synchronous_commit, fsync, full_page_writes, wal_sync_method "
+           "(applied to the throwaway server; a URL server must already run with them)", metavar="NAME=VALUE,..."),
+    Option("mysql-url", "", "an existing MariaDB server (10.5 or newer) to run on instead of a throwaway one, "
+           "mysql://USER[:PASSWORD]@HOST[:PORT]/ (an account that may create databases); the plugin creates and "
+           "drops only databases of its own there", metavar="URL"),
+    Option("mysql-settings", "", "MariaDB durability for every arm, changed from the durable defaults: "
+           "comma-separated NAME=VALUE of innodb_flush_log_at_trx_commit, sync_binlog, log_bin, innodb_doublewrite "
+           "(applied to the throwaway server; a URL server must already run with them)", metavar="NAME=VALUE,..."),
+    Option("rtt", "", "a latency sweep on the server databases: comma-separated round-trip times in ms (e.g. "
+           "0,1,5,25); each server cell runs once per RTT with the arm's connection through a loopback proxy that "
+           "delays every chunk by RTT/2 each way (0 goes through the proxy too, to price it; 'direct' adds the "
+           "cell without the proxy to the same run)", metavar="MS,..."),
+    Option("sqlite-journal", "delete", "SQLite journal_mode for every arm: delete or wal"),
+    Option("sqlite-synchronous", "full", "SQLite synchronous for every arm: full, normal or off"),
+    Option("verify-only", "false", "run every cell once with verification, record no timings (works under xdist)",
+           kind="flag"),
+    Option("memory", "false", "also record each cell's peak allocation (tracemalloc, in an extra untimed "
+           "repetition)", kind="flag"),
+    Option("report", "", "write the Markdown report of this run to this path (charts beside it with "
+           "pytest-ormbench[plot])"),
+    Option("register", "", "extra arm as module:Class (repeatable), for arms not in the registry", kind="linelist",
+           metavar="MODULE:CLASS"),
+    Option("schedule", "interleaved", "interleaved (round r of every cell before round r+1, arm order rotated "
+           "each round; with --ormbench-instructions back-to-back unless given) or back-to-back (all rounds of a cell "
+           "together)"),
+    Option("compare", "", "compare this run with a baseline: a pytest-benchmark JSON file or a run saved with "
+           "--benchmark-save (number or name); exit status 1 on a regression", metavar="BASELINE"),
+    Option("compare-markdown", "", "write the comparison as Markdown (for a pull-request comment) to this path",
+           metavar="PATH"),
+    Option("threshold", "", "slowdown a cell may show before it counts as a regression, PATTERN=PERCENT "
+           "(repeatable; PATTERN is an arm, model, op letter or name, or a glob on the cell id; the last match "
+           "wins; default *=10)", kind="linelist", metavar="PATTERN=PCT"),
+    Option("alpha", "0.05", "significance level of the comparison's Mann-Whitney U test, for the whole "
+           "comparison (see --ormbench-correction)"),
+    Option("drift", "control", "control: divide the machine's drift between the runs, as the raw sqlite3 "
+           "control arm's cells show it, out of the comparison and use their unevenness as the floor; off: "
+           "compare raw times against the runs' probe floors"),
+    Option("correction", "holm", "holm: adjust the cells' p-values so that alpha bounds the chance of any false "
+           "alarm in the comparison; none: test each cell at alpha"),
+    Option("control", "on", "on: run the raw sqlite3 control arm's cells beside any selection of arms or -k, "
+           "for the same models, ops, modes and tables (the report's ORM overhead and the comparison's drift "
+           "correction need them); off: only what was selected"),
+    Option("benchmark-table", "false", "also print pytest-benchmark's own table of the cells (off by default: "
+           "the plugin's summary shows the same rounds as rows/s; the JSON and --benchmark-compare are kept)",
+           kind="flag"),
+    Option("instructions", "false", "count each timed round's instructions under valgrind's callgrind, with "
+           "counting on only for the op itself (needs valgrind and a C compiler; about 10-100x slower; the "
+           "rounds' wall times are then not speeds and are not reported)", kind="flag"),
+    Option("compare-measure", "wall_seconds", "what --ormbench-compare judges by: wall_seconds (time, with "
+           "the drift correction) or instructions (needs both runs made with --ormbench-instructions); "
+           "statement counts are always compared exactly where both runs have them"),
+    Option("probe", "on", "on: time the fixed sqlite3 drift probe at the start, after every interleaved round "
+           "(back-to-back: middle and end) and record the run's drift floor; off: no probe, no floor"),
+)
+
+
+def add_options(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ormbench", "pytest-ormbench: honest ORM benchmarks")
+    for opt in OPTIONS:
+        if opt.kind == "flag":
+            group.addoption(opt.flag, action="store_true", default=None, dest=opt.dest, help=opt.help)
+            parser.addini(opt.ini, opt.help, type="bool", default=None)
+        elif opt.kind == "linelist":
+            group.addoption(opt.flag, action="append", default=None, dest=opt.dest, metavar=opt.metavar,
+                            help=opt.help)
+            parser.addini(opt.ini, opt.help, type="linelist", default=None)
+        else:
+            group.addoption(opt.flag, action="store", default=None, dest=opt.dest, metavar=opt.metavar,
+                            help=f"{opt.help} (default: {opt.default})" if opt.default else opt.help)
+            parser.addini(opt.ini, opt.help, default=None)
+
+
+def _raw(config: pytest.Config, opt: Option) -> Any:
+    """The command line's value, else the ini file's, else None (not set: the preset or the default decides)."""
+    value = config.getoption(opt.dest)
+    if value is None:
+        value = config.getini(opt.ini)
+    return value
+
+
+def _split(value: str) -> list[str]:
+    return [v.strip() for v in str(value).replace(";", ",").split(",") if v.strip()]
+
+
+def _choices(flag: str, value: str, valid: dict[str, str], allow_all: bool, order: list[str]) -> tuple[str, ...]:
+    items = _split(value)
+    if not items:
+        raise pytest.UsageError(f"{flag}: empty value; valid: {', '.join(order)}")
+    if allow_all and [i.lower() for i in items] == ["all"]:
+        return tuple(order)
+    picked: list[str] = []
+    for item in items:
+        key = valid.get(item) or valid.get(item.lower())
+        if key is None:
+            raise pytest.UsageError(f"{flag}: unknown value {item!r}; valid: {', '.join(order)}"
+                                    + (" or 'all'" if allow_all else ""))
+        if key not in picked:
+            picked.append(key)
+    return tuple(sorted(picked, key=order.index))
+
+
+def _rtts(value: str) -> tuple[float | None, ...]:
+    """``--ormbench-rtt``: round-trip times in ms, each a finite number >= 0, in the order given; ``direct``
+    (None) is the cell without the proxy, in the same run: what the proxy itself costs at 0 ms."""
+    out: list[float | None] = []
+    for item in _split(value):
+        if item.lower() == "direct":
+            if None not in out:
+                out.append(None)
+            continue
+        try:
+            ms = float(item)
+        except ValueError:
+            ms = -1.0
+        ms = round(ms, 3)  # ids show it with :g: three decimals round-trip
+        if not (ms >= 0 and ms < 10_000):
+            raise pytest.UsageError(f"--ormbench-rtt: expected round-trip times in ms (0 or more) or 'direct', "
+                                    f"got {item!r}")
+        if ms not in out:
+            out.append(ms)
+    return tuple(out)
+
+
+def _mysql_settings(value: str) -> tuple[tuple[str, str], ...]:
+    """``--ormbench-mysql-settings``: NAME=VALUE pairs of the durability settings, checked by name."""
+    from pytest_ormbench.backends.mysql import DURABILITY
+
+    pairs: dict[str, str] = {}
+    for item in _split(value):
+        name, sep, setting = item.partition("=")
+        name, setting = name.strip().lower(), setting.strip()
+        if not sep or not setting:
+            raise pytest.UsageError(f"--ormbench-mysql-settings: expected NAME=VALUE, got {item!r}")
+        if name not in DURABILITY:
+            raise pytest.UsageError(f"--ormbench-mysql-settings: unknown setting {name!r}; valid: "
+                                    + ", ".join(DURABILITY))
+        if name in ("log_bin", "innodb_doublewrite"):
+            setting = {"true": "ON", "1": "ON", "on": "ON", "false": "OFF", "0": "OFF", "off": "OFF"}.get(
+                setting.lower(), "")
+            if not setting:
+                raise pytest.UsageError(f"--ormbench-mysql-settings: {name} is ON or OFF, got {item!r}")
+        elif not setting.isdigit():
+            raise pytest.UsageError(f"--ormbench-mysql-settings: {name} takes a number, got {item!r}")
+        pairs[name] = setting
+    return tuple(sorted(pairs.items()))
+
+
+def _pg_settings(value: str) -> tuple[tuple[str, str], ...]:
+    """``--ormbench-postgresql-settings``: NAME=VALUE pairs of the durability settings, checked by name."""
+    from pytest_ormbench.backends.postgresql import DURABILITY
+
+    pairs: dict[str, str] = {}
+    for item in _split(value):
+        name, sep, setting = item.partition("=")
+        name, setting = name.strip().lower(), setting.strip().lower()
+        if not sep or not setting:
+            raise pytest.UsageError(f"--ormbench-postgresql-settings: expected NAME=VALUE, got {item!r}")
+        if name not in DURABILITY:
+            raise pytest.UsageError(f"--ormbench-postgresql-settings: unknown setting {name!r}; valid: "
+                                    + ", ".join(DURABILITY))
+        # PostgreSQL reports booleans as on/off: say them so, or the read-back would never match
+        pairs[name] = {"true": "on", "yes": "on", "1": "on", "false": "off", "no": "off", "0": "off"}.get(setting, setting)
+    return tuple(sorted(pairs.items()))
+
+
+def _positive_int(flag: str, value: Any) -> int:
+    try:
+        n = int(str(value).strip())
+    except ValueError:
+        raise pytest.UsageError(f"{flag}: expected a positive whole number, got {value!r}") from None
+    if n < 1:
+        raise pytest.UsageError(f"{flag}: expected a positive whole number, got {value!r}")
+    return n
+
+
+def _fraction(flag: str, value: Any) -> float:
+    try:
+        x = float(str(value).strip())
+    except ValueError:
+        raise pytest.UsageError(f"{flag}: expected a number between 0 and 1, got {value!r}") from None
+    if not 0 < x < 1:
+        raise pytest.UsageError(f"{flag}: expected a number between 0 and 1, got {value!r}")
+    return x
+
+
+def _one(flag: str, value: str, valid: tuple[str, ...]) -> str:
+    v = str(value).strip().lower()
+    if v not in valid:
+        raise pytest.UsageError(f"{flag}: unknown value {value!r}; valid: {', '.join(valid)}")
+    return v
+
+
+def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[str]]) -> RunConfig:
+    """Validate every option; raise pytest.UsageError on the first bad one."""
+    o = {opt.name: opt for opt in OPTIONS}
+    preset_name = _raw(config, o["preset"])
+    preset_name = DEFAULT_PRESET if preset_name is None else str(preset_name).strip().lower()
+    if preset_name not in PRESETS:
+        raise pytest.UsageError(f"--ormbench-preset: unknown value {preset_name!r}; valid: {', '.join(PRESETS)}")
+    preset = PRESETS[preset_name].values
+
+    def get(name: str) -> Any:
+        value = _raw(config, o[name])
+        if value is None:
+            value = preset.get(name, o[name].default)
+            if o[name].kind == "flag":
+                value = value in (True, "true")
+            elif o[name].kind == "linelist":
+                value = []
+        return value
+
+    register = tuple(get("register") or ())
+    for target in register:
+        if ":" not in target:
+            raise pytest.UsageError(f"--ormbench-register: expected module:Class, got {target!r}")
+    try:
+        arm_names = known_arms(register)
+    except Exception as exc:  # an extra arm that does not import
+        raise pytest.UsageError(f"--ormbench-register: cannot load arm: {exc}") from None
+    dbs = _choices("--ormbench-db", get("db"), {d: d for d in DB_AXIS} | DB_ALIASES, False, list(DB_AXIS))
+    everything = [a for a in arm_names if CONTROL_ARMS.get(a, dbs[0]) in dbs]
+    if [i.lower() for i in _split(get("arms"))] == ["all"]:
+        arms = tuple(everything)  # every arm, but the control arms of databases not in the run
+    else:
+        arms = _choices("--ormbench-arms", get("arms"), {a: a for a in arm_names}, False, arm_names)
+    control = _one("--ormbench-control", get("control"), ("on", "off")) == "on"
+    if control:
+        # the yardsticks run beside any selection, like the drift probe: one per database in the run
+        wanted = [a for a, db in CONTROL_ARMS.items() if db in dbs and a in arm_names]
+        arms = tuple(a for a in arm_names if a in arms or a in wanted)
+    rtts = _rtts(str(get("rtt") or ""))
+    if rtts and not any(db != "sqlite" for db in dbs):
+        raise pytest.UsageError("--ormbench-rtt sweeps a server's round trip: it needs --ormbench-db=postgresql "
+                                "or mysql")
+    pg_url = str(get("postgresql-url") or "").strip()
+    pg_settings = _pg_settings(str(get("postgresql-settings") or ""))
+    if (pg_url or pg_settings) and "postgresql" not in dbs:
+        raise pytest.UsageError("--ormbench-postgresql-url and --ormbench-postgresql-settings need "
+                                "--ormbench-db=postgresql (or sqlite,postgresql)")
+    if pg_url:
+        from pytest_ormbench.provision.postgresql import ServerUnavailable, connect_url
+        try:
+            connect_url(pg_url)  # an unreachable server is a usage error now, not a run of skipped cells
+        except ServerUnavailable as exc:
+            raise pytest.UsageError(f"--ormbench-postgresql-url: {exc}") from None
+    my_url = str(get("mysql-url") or "").strip()
+    my_settings = _mysql_settings(str(get("mysql-settings") or ""))
+    if (my_url or my_settings) and "mysql" not in dbs:
+        raise pytest.UsageError("--ormbench-mysql-url and --ormbench-mysql-settings need --ormbench-db=mysql")
+    if my_url:
+        from pytest_ormbench.provision.mysql import ServerUnavailable as MysqlUnavailable
+        from pytest_ormbench.provision.mysql import connect_url as mysql_connect_url
+        try:
+            mysql_connect_url(my_url)
+        except MysqlUnavailable as exc:
+            raise pytest.UsageError(f"--ormbench-mysql-url: {exc}") from None
+
+    model_order = list(MODELS)
+    model_valid = {m: m for m in model_order} | MODEL_ALIASES
+    models = _choices("--ormbench-models", get("models"), model_valid, True, model_order)
+
+    letters = [op.letter for op in OPS]
+    op_valid = {op.letter: op.letter for op in OPS} | {op.letter.lower(): op.letter for op in OPS}
+    op_valid |= {name: op.letter for name, op in OPS_BY_NAME.items()}
+    ops = _choices("--ormbench-ops", get("ops"), op_valid, True, letters)
+    assert all(letter in OPS_BY_LETTER for letter in ops)
+
+    modes = _choices("--ormbench-mode", get("mode"), {m: m for m in MODES}, True, list(MODES))
+    tables = _choices("--ormbench-table", get("table"), {t: t for t in TABLES}, True, list(TABLES))
+    rounds = _positive_int("--ormbench-rounds", get("rounds"))
+    iterations = _positive_int("--ormbench-iterations", get("iterations"))
+    batch = _positive_int("--ormbench-batch", get("batch"))
+    journal = _one("--ormbench-sqlite-journal", get("sqlite-journal"), JOURNAL_MODES)
+    sync = _one("--ormbench-sqlite-synchronous", get("sqlite-synchronous"), tuple(SYNCHRONOUS))
+    schedule = _one("--ormbench-schedule", get("schedule"), SCHEDULES)
+    alpha = _fraction("--ormbench-alpha", get("alpha"))
+    probe = _one("--ormbench-probe", get("probe"), ("on", "off")) == "on"
+    correction = _one("--ormbench-correction", get("correction"), ("holm", "none"))
+    drift = _one("--ormbench-drift", get("drift"), ("control", "off"))
+    instructions = bool(get("instructions"))
+    if instructions:
+        from pytest_ormbench.measuring.callgrind import InstructionsUnavailable, check_available
+        try:
+            check_available()
+        except InstructionsUnavailable as exc:
+            raise pytest.UsageError(str(exc)) from None
+        if get("verify-only"):
+            raise pytest.UsageError("--ormbench-instructions counts timed rounds; it cannot be combined with "
+                                    "--ormbench-verify-only")
+    compare_measure = _one("--ormbench-compare-measure", get("compare-measure"), COMPARABLE)
+    if instructions and _raw(config, o["schedule"]) is None:
+        schedule = "back-to-back"  # counts do not drift: interleaving would only start more processes
+    return RunConfig(
+        arms=arms, models=models, ops=ops, modes=modes, tables=tables, rounds=rounds,
+        sizes=Sizes(iterations, batch), settings=Settings(journal, sync, postgresql=pg_settings, mysql=my_settings),
+        dbs=dbs, postgresql_url=pg_url, mysql_url=my_url, rtts=rtts,
+        verify_only=bool(get("verify-only")), register=register,
+        memory=bool(get("memory")), report=str(get("report") or "").strip(), schedule=schedule,
+        compare=str(get("compare") or "").strip(), compare_markdown=str(get("compare-markdown") or "").strip(),
+        thresholds=tuple(t.strip() for t in (get("threshold") or ()) if t.strip()), alpha=alpha, probe=probe,
+        correction=correction, drift=drift, preset=preset_name, control=control,
+        benchmark_table=bool(get("benchmark-table")), instructions=instructions,
+        compare_measure=compare_measure,
+    )

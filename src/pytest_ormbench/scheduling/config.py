@@ -1,0 +1,90 @@
+"""One run's validated settings, as plain data (the pytest layer parses them in ``options.py``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pytest_ormbench.workload.spec import Settings
+from pytest_ormbench.workload.plan import Sizes
+
+SCHEDULES = ("interleaved", "back-to-back")
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named choice of modes, tables, rounds and sizes; options the user sets still win."""
+
+    name: str
+    values: dict[str, str]
+    #: what it is for, and how long the whole matrix took on the project's machine (2 cores)
+    about: str
+    #: seconds the whole matrix (every arm, Tests 1-3, A-K) took there, when measured
+    measured_seconds: float | None = None
+
+    def describe(self) -> str:
+        return ", ".join(f"{k} {v}" for k, v in self.values.items())
+
+
+#: "full" is what the plugin does with no preset at all (its options' own defaults)
+#: (quick: 356 s on 2026-12-01 with the statement-counting repetition, Python 3.11; full and publication: the
+#: 2026-11-30 runs, before statements were counted, which add one untimed repetition per cell)
+PRESETS: dict[str, Preset] = {p.name: p for p in (
+    Preset("quick", {"mode": "warm", "table": "default", "rounds": "3", "iterations": "20", "batch": "1000"},
+           "the first look: every arm, warm, small sizes; an overall table in minutes", 356),
+    Preset("full", {"mode": "cold,warm", "table": "default", "rounds": "5", "iterations": "100", "batch": "10000"},
+           "the published default table: cold and warm at the reference suite's sizes", 7471),
+    Preset("publication", {"mode": "cold,warm", "table": "default,large", "rounds": "5", "iterations": "100",
+                           "batch": "10000"},
+           "the whole published matrix: the default and the large table", 41849),
+)}
+DEFAULT_PRESET = "full"
+
+
+@dataclass
+class RunConfig:
+    arms: tuple[str, ...]
+    models: tuple[str, ...]
+    ops: tuple[str, ...]  # letters
+    modes: tuple[str, ...]
+    tables: tuple[str, ...]
+    rounds: int
+    sizes: Sizes
+    settings: Settings
+    verify_only: bool
+    register: tuple[str, ...] = field(default_factory=tuple)
+    memory: bool = False
+    report: str = ""
+    schedule: str = "interleaved"
+    compare: str = ""
+    compare_markdown: str = ""
+    thresholds: tuple[str, ...] = ()
+    alpha: float = 0.05
+    correction: str = "holm"
+    drift: str = "control"
+    probe: bool = True
+    preset: str = DEFAULT_PRESET
+    #: run the raw sqlite3 control arm's cells beside any selection (``--ormbench-control``)
+    control: bool = True
+    #: print pytest-benchmark's own table too
+    benchmark_table: bool = False
+    #: count each round's instructions under callgrind (``--ormbench-instructions``)
+    instructions: bool = False
+    #: the measure ``--ormbench-compare`` judges by
+    compare_measure: str = "wall_seconds"
+    #: the database axis (``--ormbench-db``): ``sqlite`` and/or ``postgresql``
+    dbs: tuple[str, ...] = ("sqlite",)
+    #: an existing PostgreSQL server (``--ormbench-postgresql-url``); empty: the plugin starts one
+    postgresql_url: str = ""
+    #: an existing MariaDB/MySQL server (``--ormbench-mysql-url``); empty: the plugin starts one
+    mysql_url: str = ""
+    #: a latency sweep (``--ormbench-rtt``): the server cells run once per RTT (ms), through the proxy
+    rtts: tuple[float | None, ...] = ()
+
+    @property
+    def timed(self) -> bool:
+        return not self.verify_only
+
+    @property
+    def schedule_name(self) -> str:
+        """What the results record as the schedule: the chosen one, or verify-only when nothing is timed."""
+        return self.schedule if self.timed else "verify-only"

@@ -1,0 +1,427 @@
+"""The parent's side of a run, without pytest: worker processes, the two schedules, the drift probe.
+
+Nothing here measures time (the child does) or imports an ORM. It asks workers to build and run
+cells, merges each cell's replies into one :class:`~pytest_ormbench.results.record.CellRecord`, and numbers
+every timed round by its place in the run. The pytest layer (``plugin.py``) turns an
+:class:`Outcome` into a test result; anything else (a script, another runner) can drive it too.
+
+Two schedules. *Interleaved* (the default for timed runs): round r of every selected cell runs
+before round r + 1, the arm order rotated each round, so slow drift of the machine spreads over all
+arms instead of landing on one; the whole schedule runs when the first cell is asked for, and each
+cell is then reported from what it gathered. *Back-to-back*: each cell runs all its rounds when it
+is asked for. Both take a drift probe (a fixed sqlite3 workload) several times per run; the spread
+of its figures is the run's noise floor.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from pytest_ormbench.scheduling.config import RunConfig
+from pytest_ormbench.provision.servers import ServerProblem, Servers
+from pytest_ormbench.workload.spec import OPS_BY_LETTER
+from pytest_ormbench.workload.plan import Sizes
+from pytest_ormbench.scheduling.progress import Progress, duration
+from pytest_ormbench.workload.cells import CellKey
+from pytest_ormbench.results.record import CellRecord
+from pytest_ormbench.arms.registry import CONTROL_ARM, ArmEntry
+from pytest_ormbench.measuring.runner import Cell
+from pytest_ormbench.results.stats import drift_floor, geometric_mean
+from pytest_ormbench.scheduling.workers import Worker, WorkerCrashed, child_env
+
+#: the drift probe: raw sqlite3, Test 1, one durable commit (B) and a read path (F), warm
+PROBE_CELLS: tuple[tuple[str, str], ...] = (("simple", "B"), ("simple", "F"))
+PROBE_ROUNDS = 5
+#: the probe's own sizes, whatever the run's: a fixed workload (B writes 10,000 rows in one commit, F does
+#: 2,000 gets), long enough (~0.1 s a round) that its own jitter stays below the drift it is there to see
+PROBE_SIZES = Sizes(iterations=1000, batch=10000)
+
+
+def loadavg() -> float | None:
+    """The machine's 1-minute load when the cell ended: a busy machine makes figures unreliable."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
+
+
+class CellProblem(Exception):
+    """A cell that produced no number: unsupported, skipped, failed or failed verification."""
+
+    def __init__(self, outcome: str, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.outcome, self.message, self.detail = outcome, message, detail
+
+
+@dataclass
+class Outcome:
+    """What a cell came to: a verified record, or the reason it has none."""
+
+    key: CellKey
+    record: CellRecord | None = None
+    problem: CellProblem | None = None
+
+
+@dataclass
+class _Gathered:
+    """One cell's replies so far, while its schedule runs."""
+
+    record: CellRecord | None = None
+    problem: CellProblem | None = None
+
+    def add(self, record: CellRecord) -> None:
+        self.record = record if self.record is None else self.record.merged(record)
+
+
+@dataclass
+class Scheduler:
+    run: RunConfig
+    arms: dict[str, ArmEntry]
+    rootdir: Path
+    #: progress lines (a callable taking one line); None: silent
+    say: Callable[[str], None] | None = None
+    #: at most one progress line per this many seconds (besides the ones at the end of each phase)
+    progress_interval: float = 30.0
+    tmp: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="pytest-ormbench-")))
+    #: the cells this process will run, in collection order (set once collection is final)
+    planned: list[CellKey] = field(default_factory=list)
+    #: the verified records kept for the run's summary, report and comparison
+    records: list[CellRecord] = field(default_factory=list)
+    #: cells without a number: (cell id, outcome, first line of the reason)
+    not_run: list[tuple[str, str, str]] = field(default_factory=list)
+    #: drift probe figures: {"when", "rows_per_s", "loadavg_1min"}
+    probes: list[dict[str, Any]] = field(default_factory=list)
+    probe_notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.env = child_env([str(self.rootdir)])
+        #: the run's database servers, started when a cell first needs one
+        self.servers = Servers(self.run.settings, self.tmp, self.run.postgresql_url, self.run.mysql_url)
+        self.workers: dict[str, Worker] = {}
+        #: timed runs: per arm, the warm worker that counts statements (traced, so it never times a round)
+        self.counters: dict[str, Worker] = {}
+        self._prefix: list[str] | None = None
+        self._measuring_env = self.env
+        if self.run.instructions:
+            from pytest_ormbench.measuring import callgrind
+
+            out = self.tmp / "callgrind"
+            out.mkdir(parents=True, exist_ok=True)
+            self._prefix = callgrind.command(callgrind.check_available(), out)
+            self._measuring_env = {**self.env, callgrind.OUT_DIR_ENV: str(out)}
+        self._gathered: dict[CellKey, _Gathered] | None = None
+        self._executed = 0
+        self._probe_worker: Worker | None = None
+        #: timed rounds run so far in this process: each round's place in the run's order
+        self._slot = 0
+        self._progress: Progress | None = None
+
+    @property
+    def timed(self) -> bool:
+        return self.run.timed
+
+    @property
+    def interleaved(self) -> bool:
+        return self.timed and self.run.schedule == "interleaved"
+
+    # -- workers --------------------------------------------------------------------------------------
+    @staticmethod
+    def unit(key: CellKey) -> str:
+        """What takes its turn in the interleaved order: an arm on one database (and RTT of a sweep)."""
+        return key.arm if key.db == "sqlite" and key.rtt_ms is None else f"{key.arm}@{key.place}"
+
+    @staticmethod
+    def owner(key: CellKey) -> str:
+        """What owns a long-lived worker: an arm on one database (its cells of every RTT share it, as its
+        cells of every op do; each cell opens and closes its own connection)."""
+        return key.arm if key.db == "sqlite" else f"{key.arm}@{key.db}"
+
+    def _env(self, base: dict[str, str], key: CellKey) -> dict[str, str]:
+        """A worker's environment for a cell's database: the server it connects to, started on first need."""
+        try:
+            extra = self.servers.env_for(key.db, self.run.rtts)
+        except ServerProblem as exc:
+            raise CellProblem("skipped", str(exc)) from None
+        return {**base, **extra} if extra else base
+
+    def _persistent(self, key: CellKey) -> Worker:
+        """The arm's long-lived worker on the cell's database: builds starting states, runs warm cells."""
+        owner = self.owner(key)
+        w = self.workers.get(owner)
+        if w is None or w.proc.poll() is not None:
+            w = self.workers[owner] = Worker(env=self._env(self.env, key), cwd=str(self.rootdir))
+        return w
+
+    def _fresh(self, measuring: bool = False, key: CellKey | None = None) -> Worker:
+        """A new worker: under callgrind when it measures an instructions run."""
+        env = self._measuring_env if measuring and self._prefix is not None else self.env
+        if key is not None:
+            env = self._env(env, key)
+        if measuring and self._prefix is not None:
+            return Worker(env=env, cwd=str(self.rootdir), prefix=self._prefix)
+        return Worker(env=env, cwd=str(self.rootdir))
+
+    def close(self) -> None:
+        """Stop every worker, remove the run's databases and stop its servers."""
+        workers = [*self.workers.values(), *self.counters.values()]
+        if self._probe_worker is not None:
+            workers.append(self._probe_worker)
+            self._probe_worker = None
+        for w in workers:
+            w.close_input()  # all at once: each worker ends its request and exits while the others do
+        for w in workers:
+            w.close()
+        for pool in (self.workers, self.counters):
+            pool.clear()
+        self.servers.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def _cell(self, key: CellKey, rounds: int, warmup: bool, memory: bool = False,
+              sizes: Sizes | None = None, statements: bool = False) -> Cell:
+        return Cell(
+            arm=key.arm, target=self.arms[key.arm].target, model=key.model, op=key.op, table=key.table,
+            mode=key.mode, sizes=sizes or self.run.sizes, settings=self.run.settings,
+            templates_dir=self.tmp / "templates", work_dir=self.tmp / "work",
+            rounds=rounds, warmup=warmup, memory=memory, statements=statements, db=key.db, rtt_ms=key.rtt_ms,
+        )
+
+    def _ask(self, worker: Worker, key: CellKey, payload: dict[str, Any], persistent: bool) -> dict[str, Any]:
+        """One request; a bad reply becomes a :class:`CellProblem`."""
+        try:
+            reply = worker.request(payload)
+        except WorkerCrashed as exc:
+            if persistent:
+                for pool in (self.workers, self.counters):
+                    if pool.get(self.owner(key)) is worker:
+                        pool.pop(self.owner(key))
+            raise CellProblem("failed", f"worker crashed: {exc}") from None
+        if reply.get("ok"):
+            return reply
+        kind, error = reply.get("kind"), reply.get("error", "")
+        if kind == "unsupported":
+            raise CellProblem("unsupported", error)
+        outcome = "verification failed" if kind == "verification" else "failed"
+        detail = reply.get("traceback", "") if kind != "verification" else ""
+        raise CellProblem(outcome, error or kind or "error", detail)
+
+    def _build(self, key: CellKey) -> None:
+        """The cell's starting state, built and verified in the arm's long-lived worker (untimed)."""
+        payload = {"cmd": "build", "cell": self._cell(key, 1, False).to_json()}
+        self._ask(self._persistent(key), key, payload, persistent=True)
+
+    def _rounds(self, key: CellKey, rounds: int, memory: bool, count: bool = True) -> CellRecord:
+        """``rounds`` rounds back to back (warm: in the arm's worker; cold: a fresh worker each), numbered.
+
+        ``count``: also count the op's statements. A verify-only run counts in the round itself; a timed
+        run counts in one more repetition in a process of its own (the trace costs a Python call per
+        statement, which no timed round may pay), warm after a warm-up repetition, cold as the first op.
+        """
+        record: CellRecord | None = None
+        inline = count and not self.timed
+        if key.mode == "warm" and self._prefix is not None:
+            # under callgrind a warm cell gets a process of its own (warm-up, then its rounds): an op's count
+            # then depends on the cell alone, not on what other cells left in a long-lived worker's heap
+            cell = self._cell(key, rounds, True, memory)
+            record = CellRecord.from_json(self._once(key, cell, measuring=True)["record"])
+        elif key.mode == "warm":
+            cell = self._cell(key, rounds, True, memory, statements=inline)
+            reply = self._ask(self._persistent(key), key, {"cmd": "run", "cell": cell.to_json()}, persistent=True)
+            record = CellRecord.from_json(reply["record"])
+        else:
+            for r in range(rounds):
+                cell = self._cell(key, 1, False, memory and r == rounds - 1, statements=inline)
+                one = CellRecord.from_json(self._once(key, cell, measuring=True)["record"])
+                record = one if record is None else record.merged(one)
+        assert record is not None
+        if self.timed:
+            record.slots = list(range(self._slot, self._slot + record.rounds))
+            self._slot += record.rounds
+            if count:
+                record = record.with_statements(self._count(key))
+        return record
+
+    def _count(self, key: CellKey) -> CellRecord:
+        """One untimed repetition with statements counted: warm in the arm's counting worker, cold in a fresh one."""
+        if key.mode != "warm":
+            return CellRecord.from_json(self._once(key, self._cell(key, 1, False, statements=True))["record"])
+        w = self.counters.get(self.owner(key))
+        if w is None or w.proc.poll() is not None:
+            w = self.counters[self.owner(key)] = Worker(env=self._env(self.env, key), cwd=str(self.rootdir))
+        payload = {"cmd": "run", "cell": self._cell(key, 1, True, statements=True).to_json()}
+        return CellRecord.from_json(self._ask(w, key, payload, persistent=True)["record"])
+
+    def _once(self, key: CellKey, cell: Cell, measuring: bool = False) -> dict[str, Any]:
+        """One request in a fresh worker, closed after it."""
+        worker = self._fresh(measuring, key)
+        answered = False
+        try:
+            reply = self._ask(worker, key, {"cmd": "run", "cell": cell.to_json()}, persistent=False)
+            answered = True
+            return reply
+        except CellProblem:
+            answered = True  # the worker replied (with an error) or is gone: it ends as usual
+            raise
+        finally:
+            # a request left unanswered (Ctrl-C, SIGTERM) is a round nobody will read: stop it now rather than
+            # wait for it (under callgrind a round can run for minutes)
+            worker.close(timeout=10.0 if answered else 0.0)
+
+    def _say(self, line: str) -> None:
+        if self.say is not None:
+            self.say(line)
+
+    # -- the drift probe ------------------------------------------------------------------------------
+    @property
+    def probing(self) -> bool:
+        return self.timed and self.run.probe and not self.run.instructions and CONTROL_ARM in self.arms
+
+    def probe(self, when: str) -> None:
+        """Time the fixed sqlite3 probe once (median of a few warm rounds); never fails the run."""
+        if not self.probing:
+            return
+        t0 = time.monotonic()
+        try:
+            self._probe_once(when)
+        finally:
+            if self._progress is not None:
+                self._progress.finish("probe", time.monotonic() - t0)
+
+    def _probe_once(self, when: str) -> None:
+        figures = []
+        try:
+            if self._probe_worker is None or self._probe_worker.proc.poll() is not None:
+                self._probe_worker = self._fresh()
+            for model, op in PROBE_CELLS:
+                key = CellKey(CONTROL_ARM, model, op, "warm", "default")
+                build = self._cell(key, 1, False, sizes=PROBE_SIZES)
+                self._ask(self._probe_worker, key, {"cmd": "build", "cell": build.to_json()}, persistent=False)
+                run = self._cell(key, PROBE_ROUNDS, True, sizes=PROBE_SIZES)
+                reply = self._ask(self._probe_worker, key, {"cmd": "run", "cell": run.to_json()}, persistent=False)
+                figures.append(CellRecord.from_json(reply["record"]).rows_per_s)
+        except CellProblem as exc:
+            self.probe_notes.append(f"drift probe at {when} failed: {exc.message}")
+            return
+        self.probes.append({"when": when, "rows_per_s": geometric_mean(figures), "loadavg_1min": loadavg()})
+
+    def run_facts(self) -> dict[str, Any]:
+        """Run-level facts for the JSON's top-level ``ormbench`` key."""
+        figures = [p["rows_per_s"] for p in self.probes]
+        return {
+            "schedule": self.run.schedule_name,
+            "drift_floor": drift_floor(figures),
+            "probes": self.probes,
+            "probe": {"arm": CONTROL_ARM,
+                      "cells": [f"{m}-{OPS_BY_LETTER[o].name}-warm-default" for m, o in PROBE_CELLS],
+                      "rounds": PROBE_ROUNDS, "iterations": PROBE_SIZES.iterations, "batch": PROBE_SIZES.batch,
+                      "figure": "geometric mean of the cells' median rows/s"},
+            "notes": self.probe_notes,
+        }
+
+    def finish(self) -> None:
+        """End of the run: the last probe of a back-to-back run (an interleaved one took it already)."""
+        if self.timed and not self.interleaved and self._executed and self.records:
+            self.probe("end")
+
+    # -- the interleaved schedule ---------------------------------------------------------------------
+    def _run_interleaved(self) -> dict[CellKey, _Gathered]:
+        gathered: dict[CellKey, _Gathered] = {}
+        keys = [k for k in self.planned if not self.arms[k.arm].missing()]
+        started = time.monotonic()
+        rounds, memory = self.run.rounds, self.run.memory
+        arms = list(dict.fromkeys(self.unit(k) for k in keys))
+        self._say(f"pytest-ormbench: building and verifying the starting states of {len(keys)} cells "
+                  f"(untimed; on the large table this takes minutes)")
+        building = self._progress = Progress.of("starting states", (self.unit(k) for k in keys), self.say,
+                                                self.progress_interval)
+        for key in keys:
+            g = gathered[key] = _Gathered()
+            t0 = time.monotonic()
+            try:
+                self._build(key)
+            except CellProblem as exc:
+                g.problem = exc
+            building.finish(self.unit(key), time.monotonic() - t0)
+        ready = [k for k in keys if gathered[k].problem is None]
+        self._say(f"pytest-ormbench: starting states ready after {time.monotonic() - started:.0f} s; "
+                  f"interleaved schedule: {len(keys)} cells x {rounds} rounds, arm order rotated every round")
+        probes = rounds + 1 if self.probing else 0
+        timing = self._progress = Progress.of(
+            "timed rounds", [self.unit(k) for k in ready for _ in range(rounds)] + ["probe"] * probes, self.say,
+            self.progress_interval)
+        self.probe("start")
+        for r in range(rounds):
+            order = arms[r % len(arms):] + arms[:r % len(arms)] if arms else []
+            for arm in order:
+                for key in (k for k in keys if self.unit(k) == arm):
+                    g = gathered[key]
+                    if g.problem is not None:
+                        continue
+                    t0 = time.monotonic()
+                    try:
+                        last = r == rounds - 1
+                        g.add(self._rounds(key, 1, memory and last, count=last))
+                    except CellProblem as exc:
+                        g.problem = exc
+                        timing.skip(arm, rounds - r - 1)
+                    timing.finish(arm, time.monotonic() - t0)
+            self.probe(f"after round {r + 1}")
+            left = timing.left()
+            self._say(f"pytest-ormbench: round {r + 1}/{rounds} done after {time.monotonic() - started:.0f} s "
+                      f"(arm order: {', '.join(order) if len(order) <= 4 else f'{order[0]}, {order[1]}, ... ({len(order)} arms)'}); "
+                      + ("done" if r + 1 == rounds else
+                         "time left unknown" if left is None else f"about {duration(left)} left"))
+        self._progress = None
+        return gathered
+
+    # -- one cell -------------------------------------------------------------------------------------
+    def _gather(self, key: CellKey) -> _Gathered:
+        if self.interleaved and key in self.planned:
+            if self._gathered is None:
+                self._gathered = self._run_interleaved()
+            return self._gathered[key]
+        g = _Gathered()
+        if self._progress is None and not self._executed:
+            probes = 3 if self.probing and len(self.planned) > 2 else 2 if self.probing else 0
+            self._progress = Progress.of("cells", [self.unit(k) for k in self.planned] + ["probe"] * probes, self.say,
+                                         self.progress_interval)
+        if self.timed and not self._executed:
+            self.probe("start")
+        t0 = time.monotonic()
+        try:
+            self._build(key)
+            g.add(self._rounds(key, self.run.rounds if self.timed else 1, self.run.memory and self.timed))
+        except CellProblem as exc:
+            g.problem = exc
+        if self._progress is not None and key in self.planned:
+            self._progress.finish(self.unit(key), time.monotonic() - t0)
+        self._executed += 1
+        if self.timed and self._executed == max(1, len(self.planned) // 2) and len(self.planned) > 2:
+            self.probe("middle")
+        return g
+
+    def outcome(self, key: CellKey) -> Outcome:
+        """Run what the cell needs (under the chosen schedule) and say what it came to."""
+        missing = self.arms[key.arm].missing()
+        if missing:
+            problem = CellProblem("skipped", f"{key.arm}: {missing}")
+            self.not_run.append((key.id, "skipped", missing))
+            return Outcome(key, problem=problem)
+        g = self._gather(key)
+        if g.problem is not None:
+            first = g.problem.message.splitlines()[0] if g.problem.message else g.problem.outcome
+            self.not_run.append((key.id, g.problem.outcome, first))
+            return Outcome(key, problem=g.problem)
+        assert g.record is not None
+        g.record.schedule = self.run.schedule_name
+        g.record.loadavg_1min = loadavg()
+        return Outcome(key, record=g.record)
+
+    def keep(self, record: CellRecord) -> None:
+        """Keep a timed record for the run's summary, report and comparison."""
+        self.records.append(record)

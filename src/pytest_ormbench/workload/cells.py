@@ -1,0 +1,91 @@
+"""Which cell: the key of one cell of the matrix, and its one id format."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pytest_ormbench.workload.spec import MODELS, OPS_BY_LETTER, OPS_BY_NAME, Op
+
+
+class RecordError(ValueError):
+    """A cell id or an ``extra_info`` that is not a pytest-ormbench cell."""
+
+
+#: the database every cell ran on before the database axis existed; its cells keep their ids
+DEFAULT_DB = "sqlite"
+#: the server databases the axis knows besides SQLite (their name ends a cell id)
+SERVER_DBS = ("postgresql", "mysql")
+
+
+def format_rtt(rtt_ms: float) -> str:
+    """An RTT as ids and tables show it: ``5``, ``0.5`` (milliseconds)."""
+    return f"{rtt_ms:g}"
+
+
+@dataclass(frozen=True, order=True)
+class CellKey:
+    """Which cell: arm x model x operation x mode x table x database (x RTT). ``op`` is the letter (A-K)."""
+
+    arm: str
+    model: str
+    op: str
+    mode: str
+    table: str
+    #: the database the arm stored in: ``sqlite`` (the default, and ObjectBox's own store) or a server
+    db: str = DEFAULT_DB
+    #: a server database reached through the latency proxy at this round-trip time (ms); None: directly
+    rtt_ms: float | None = None
+
+    @property
+    def operation(self) -> Op:
+        return OPS_BY_LETTER[self.op]
+
+    @property
+    def id(self) -> str:
+        """The test id, e.g. ``peewee-simple-insert_single-cold-default`` (the one format, built here only).
+
+        A server database adds its name (``...-cold-default-postgresql``), and a latency sweep the RTT
+        (``...-postgresql-rtt5``); SQLite cells keep the ids they had before the database axis, so that
+        earlier results and baselines still match.
+        """
+        base = f"{self.arm}-{self.model}-{self.operation.name}-{self.mode}-{self.table}"
+        if self.db != DEFAULT_DB:
+            base += f"-{self.db}"
+        if self.rtt_ms is not None:
+            base += f"-rtt{format_rtt(self.rtt_ms)}"
+        return base
+
+    @classmethod
+    def parse(cls, cell_id: str) -> CellKey:
+        """The key of a test id made by :attr:`id` (arm names may hold hyphens; nothing else does)."""
+        db, rtt = DEFAULT_DB, None
+        head, _, last = cell_id.rpartition("-")
+        if last.startswith("rtt"):
+            try:
+                rtt = float(last[3:])
+            except ValueError:
+                raise RecordError(f"not a pytest-ormbench cell id: {cell_id!r}") from None
+            cell_id = head
+            head, _, last = cell_id.rpartition("-")
+        if last in SERVER_DBS:
+            cell_id, db = head, last
+        parts = cell_id.rsplit("-", 4)
+        if len(parts) != 5 or parts[2] not in OPS_BY_NAME or parts[1] not in MODELS:
+            raise RecordError(f"not a pytest-ormbench cell id: {cell_id!r}")
+        arm, model, op_name, mode, table = parts
+        return cls(arm, model, OPS_BY_NAME[op_name].letter, mode, table, db, rtt)
+
+    @property
+    def place(self) -> str:
+        """Where the arm stored: ``sqlite``, ``postgresql``, ``postgresql@5ms`` (a column group of the tables)."""
+        return self.db if self.rtt_ms is None else f"{self.db}@{format_rtt(self.rtt_ms)}ms"
+
+    def astuple(self) -> tuple[Any, ...]:
+        """(arm, model, op, mode, table), and the database (and RTT) after them when it is not SQLite."""
+        base: tuple[Any, ...] = (self.arm, self.model, self.op, self.mode, self.table)
+        if self.db != DEFAULT_DB or self.rtt_ms is not None:
+            base += (self.db,)
+        if self.rtt_ms is not None:
+            base += (self.rtt_ms,)
+        return base
+
