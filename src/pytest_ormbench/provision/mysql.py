@@ -24,8 +24,10 @@ from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import unquote, urlsplit
 
-from pytest_ormbench.provision.keeper import (ManagedServer, ServerInfo, ServerProcess, ServerUnavailable,
-    _one_line, check_settings, free_port, keeper_main, redact, scrub, start_keeper)
+from pytest_ormbench.provision.messages import ServerUnavailable, check_settings, one_line, redact, scrub
+from pytest_ormbench.provision.managed import ManagedServer, start_keeper
+from pytest_ormbench.provision.keeper import ServerProcess, free_port, keeper_main
+from pytest_ormbench.backends.server import ServerInfo
 
 __all__ = ["DURABILITY", "ManagedServer", "ServerInfo", "ServerUnavailable", "connect_url", "find_binaries",
            "start_server"]
@@ -220,7 +222,7 @@ def _log_tail(path: Path, lines: int = 3) -> str:
     except OSError:
         return ""
     picked = [ln for ln in text.splitlines() if "[ERROR]" in ln] or [ln for ln in text.splitlines() if ln.strip()]
-    out = [_one_line(re.sub(r"^\S+ \S+ \d+ ", "", ln)) for ln in picked]
+    out = [one_line(re.sub(r"^\S+ \S+ \d+ ", "", ln)) for ln in picked]
     return " | ".join(out[-lines:])
 
 
@@ -327,7 +329,7 @@ class _MariadbServer(ServerProcess):
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=self.remaining(), **{
             k: v for k, v in self.child_args().items() if k in ("env", "cwd")})
         if out.returncode != 0:
-            raise ServerUnavailable(f"reading the new MariaDB server failed: {_one_line(out.stderr)}")
+            raise ServerUnavailable(f"reading the new MariaDB server failed: {one_line(out.stderr)}")
         values = out.stdout.rstrip("\n").split("\t")
         return values[0], _normalize(READ_BACK, tuple(values[1:]))
 

@@ -21,8 +21,10 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-from pytest_ormbench.provision.keeper import (MAX_SOCKET_PATH, ManagedServer, ServerInfo, ServerProcess,
-    ServerUnavailable, _one_line, check_settings, free_port, keeper_main, redact, scrub, start_keeper)
+from pytest_ormbench.provision.messages import ServerUnavailable, check_settings, one_line, redact, scrub
+from pytest_ormbench.provision.managed import ManagedServer, start_keeper
+from pytest_ormbench.provision.keeper import MAX_SOCKET_PATH, ServerProcess, free_port, keeper_main
+from pytest_ormbench.backends.server import ServerInfo
 
 __all__ = ["MAX_SOCKET_PATH", "ManagedServer", "ServerInfo", "ServerUnavailable", "connect_url", "find_binaries",
            "start_server"]
@@ -188,7 +190,7 @@ def _log_tail(path: Path, lines: int = 3) -> str:
         if not ln:
             continue
         m = re.search(r"\b(PANIC|FATAL|ERROR|WARNING|LOG|DETAIL|HINT|CONTEXT|STATEMENT):", ln)
-        out.append(_one_line(ln[m.start():] if m else ln))
+        out.append(one_line(ln[m.start():] if m else ln))
     return " | ".join(out[-lines:])
 
 
