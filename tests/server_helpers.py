@@ -102,7 +102,7 @@ def empty_database(db: str, tmp: Path, *drivers: str, server: Any = None,
 
 def new_template(database: Any, tmp: Path, stem: str) -> Any:
     """An empty template database under the run ``tmp`` (a cell's starting state is built in one)."""
-    template = database.location(tmp / "templates", stem)
+    template = database.location(tmp / "templates", stem, template=True)
     database.create_empty(template)
     return template
 

@@ -137,7 +137,7 @@ def _one(conn, sql: str):  # noqa: ANN001, ANN202
 
 
 def test_a_restore_is_exact_and_resets_auto_increment(database, tmp_path: Path) -> None:  # noqa: ANN001
-    tmpl = database.location(tmp_path / "templates", "t")
+    tmpl = database.location(tmp_path / "templates", "t", template=True)
     database.create_empty(tmpl)
     with _connect(tmpl) as conn:
         _one(conn, "CREATE TABLE j (id INT AUTO_INCREMENT PRIMARY KEY, level INT NOT NULL, doc JSON, "
@@ -171,7 +171,7 @@ def test_a_restore_is_exact_and_resets_auto_increment(database, tmp_path: Path) 
 
 def test_a_restore_refuses_to_wait_forever_on_an_open_transaction(database, tmp_path: Path,  # noqa: ANN001
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    tmpl = database.location(tmp_path / "templates", "t")
+    tmpl = database.location(tmp_path / "templates", "t", template=True)
     database.create_empty(tmpl)
     with _connect(tmpl) as conn:
         _one(conn, "CREATE TABLE j (id INT AUTO_INCREMENT PRIMARY KEY) ENGINE=InnoDB")
@@ -231,7 +231,7 @@ def test_every_arm_keeps_microseconds_doubles_and_decimals_on_mariadb(database, 
     from pytest_ormbench.measuring.runner import drive
 
     entry = next(e for e in BUILTIN_ARMS if e.name == arm)
-    loc = database.location(tmp_path / "templates", f"{arm}-wide")
+    loc = database.location(tmp_path / "templates", f"{arm}-wide", template=True)
     database.create_empty(loc)
     instance = import_arm(entry.target)(MODELS["wide"], Settings())
     drive(instance.open(loc))

@@ -94,7 +94,7 @@ def _ids(conn, table: str) -> list[int]:  # noqa: ANN001
 
 def test_a_restore_is_exact_and_resets_the_sequence(database, tmp_path: Path) -> None:  # noqa: ANN001
     templates, work = tmp_path / "templates", tmp_path / "work"
-    tmpl = database.location(templates, "t")
+    tmpl = database.location(templates, "t", template=True)
     database.create_empty(tmpl)
     with psycopg.connect(tmpl.conninfo(), autocommit=True) as conn:
         conn.execute("CREATE TABLE j (id serial PRIMARY KEY, level integer NOT NULL, doc jsonb)")
@@ -118,7 +118,7 @@ def test_a_restore_is_exact_and_resets_the_sequence(database, tmp_path: Path) ->
 
 def test_a_restore_refuses_to_wait_forever_on_an_open_transaction(database, tmp_path: Path,  # noqa: ANN001
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    tmpl = database.location(tmp_path / "templates", "t")
+    tmpl = database.location(tmp_path / "templates", "t", template=True)
     database.create_empty(tmpl)
     with psycopg.connect(tmpl.conninfo(), autocommit=True) as conn:
         conn.execute("CREATE TABLE j (id serial PRIMARY KEY)")

@@ -17,13 +17,15 @@ from pytest_ormbench.backends.mysql import MysqlDatabase
 from pytest_ormbench.backends.postgresql import PostgresDatabase
 from pytest_ormbench.backends.server import ServerDatabase, ServerLocation
 from pytest_ormbench.backends.sqlite import SqliteDatabase
+from pytest_ormbench.workload.cells import DATABASE_AXIS, DEFAULT_DB
 
 #: the value of the database axis that means the embedded side: SQLite, or an arm's own store (ObjectBox)
-EMBEDDED = "sqlite"
+EMBEDDED = DEFAULT_DB
 DATABASES: dict[str, Database] = {"sqlite": SqliteDatabase(), "postgresql": PostgresDatabase(),
                                    "mysql": MysqlDatabase()}
 #: every value ``--ormbench-db`` takes, in the order tables show them
-AXIS = ("sqlite", "postgresql", "mysql")
+AXIS = DATABASE_AXIS
+assert tuple(DATABASES) == AXIS, "a backend for every value of the database axis (workload.cells.DATABASE_AXIS)"
 
 
 class NotOnThisDatabase(Unsupported):

@@ -35,8 +35,9 @@ class Database(abc.ABC):
     #: the backend's name, recorded per cell
     name: ClassVar[str]
 
-    def location(self, directory: Path, stem: str) -> Path:
-        """A path for a new, empty database named after ``stem`` in ``directory``."""
+    def location(self, directory: Path, stem: str, *, template: bool = False) -> Path:
+        """A path for a new, empty database named after ``stem`` in ``directory``; ``template``: a starting
+        state's template (built once, copied per process) rather than a measuring process's work database."""
         return directory / f"{stem}.db"
 
     def copy(self, template: Path, dst: Path) -> None:

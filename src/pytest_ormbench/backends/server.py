@@ -247,9 +247,10 @@ class ServerDatabase(Database):
         return self.statement_calls()
 
     # -- locations --------------------------------------------------------------------------------------
-    def location(self, directory: Path, stem: str) -> ServerLocation:  # type: ignore[override]
+    def location(self, directory: Path, stem: str, *,  # type: ignore[override]
+                 template: bool = False) -> ServerLocation:
         run = hashlib.sha1(str(Path(directory).parent).encode()).hexdigest()[:8]
-        kind = "t" if Path(directory).name == "templates" else "w"
+        kind = "t" if template else "w"
         digest = hashlib.sha1(stem.encode()).hexdigest()[:16]
         # a starting state is built over the direct connection; only the measured rounds go through the proxy
         return ServerLocation(f"ormbench_{run}_{kind}{digest}", self.arm_server if kind == "w" else self.info,

@@ -125,10 +125,11 @@ def ensure_template(arm_cls: type[Arm], state: State, settings: Settings, templa
     """Build a starting state once (untimed), verify it, keep it for every round."""
     database = database_for(arm_cls, db)
     templates_dir.mkdir(parents=True, exist_ok=True)
-    path = database.location(templates_dir, f"{arm_cls.name}-{db}-{state.key}-{_settings_tag(settings)}")
+    path = database.location(templates_dir, f"{arm_cls.name}-{db}-{state.key}-{_settings_tag(settings)}",
+                             template=True)
     if database.exists(path):
         return path
-    tmp = database.location(templates_dir, f".building-{uuid.uuid4().hex}")
+    tmp = database.location(templates_dir, f".building-{uuid.uuid4().hex}", template=True)
     database.create_empty(tmp)
     arm = arm_cls(state.model, settings)
     drive(arm.open(tmp))

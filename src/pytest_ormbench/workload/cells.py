@@ -11,10 +11,14 @@ class RecordError(ValueError):
     """A cell id or an ``extra_info`` that is not a pytest-ormbench cell."""
 
 
-#: the database every cell ran on before the database axis existed; its cells keep their ids
-DEFAULT_DB = "sqlite"
+#: the database axis: every value ``--ormbench-db`` takes, in the order tables show them (the one list;
+#: the backends, the options and the report read it from here)
+DATABASE_AXIS = ("sqlite", "postgresql", "mysql")
+#: the database every cell ran on before the database axis existed (the embedded side: SQLite, or an arm's
+#: own store such as ObjectBox's); its cells keep their ids
+DEFAULT_DB = DATABASE_AXIS[0]
 #: the server databases the axis knows besides SQLite (their name ends a cell id)
-SERVER_DBS = ("postgresql", "mysql")
+SERVER_DBS = DATABASE_AXIS[1:]
 
 
 def format_rtt(rtt_ms: float) -> str:
