@@ -16,6 +16,7 @@ from typing import Any, Mapping, Sequence
 
 from pytest_ormbench.workload.spec import WIDE_DEFAULTS, Field, ModelSpec
 from pytest_ormbench.arms.sql import SqlTables, tables_for
+from pytest_ormbench.arms.notes import load_notes
 
 PG_TYPES = {
     "id": "serial PRIMARY KEY", "datetime": "timestamp", "int": "integer", "str": "varchar(255)",
@@ -162,12 +163,15 @@ def encode_json(value: Any) -> Any:
     return json.dumps(value) if isinstance(value, (dict, list)) else value
 
 
+NOTES = load_notes("bench_suites", "control_sql")
+
+
 class MysqlControl(ControlRows):
     """What the two MariaDB control arms share: where they run, their SQL and how a row's values go in."""
 
     databases = ("mysql",)
     bulk_sets_ids = False
-    deviations = {"*": "control arm: hand-written SQL, rows in as dicts and out as tuples (no objects)"}
+    deviations = NOTES.deviations
 
     def __init__(self, model: ModelSpec, settings: Any) -> None:
         super().__init__(model, settings)  # type: ignore[call-arg]

@@ -51,6 +51,7 @@ from pytest_ormbench.arms.helpers import assign, slices
 from pytest_ormbench.workload.spec import MODELS, Field, ModelSpec, Settings, Snapshot, Unsupported
 from pytest_ormbench.arms.contract import Arm
 from pytest_ormbench.backends import Database
+from pytest_ormbench.arms.notes import load_notes
 
 MODEL_JSON = "objectbox-model.json"
 _MODEL_NAME = "pytest_ormbench"  # @Entity(model=...): keeps these entities out of the "default" model
@@ -226,6 +227,9 @@ def _from_obx(kind: str, value: Any) -> Any:
 PUT_LIMIT = 10_000
 
 
+NOTES = load_notes("bench_suites", "objectbox")
+
+
 class ObjectBoxArm(Arm):
     name = "objectbox"
     label = "ObjectBox"
@@ -234,34 +238,11 @@ class ObjectBoxArm(Arm):
     bulk_sets_ids = True  # box.put(list) sets the new ids on the objects
     #: marshalling the arm runs with: "codegen" or "generic"
     marshalling: ClassVar[str] = "codegen"
-    unsupported = {
-        "filter_dicts": "no projection API: ObjectBox queries return objects (or ids) only",
-        "filter_tuples": "no projection API: ObjectBox queries return objects (or ids) only",
-    }
-    deviations = {
-        "*": "embedded object database with its own storage engine, not SQLite: no SQL, no journal; every "
-             "write transaction is synced (fdatasync + O_DSYNC meta page), there is no weaker setting; "
-             "timestamp is a Date property (milliseconds since the epoch, UTC)",
-        "update_partial": "no partial update: the whole object is put (as in Update: Whole)",
-        "fk": "parent is a to-one Relation (target id, 0 for none; removing the target resets it to 0, "
-              "the ON DELETE SET NULL of the SQL arms); the reverse relation is a query on it (no backlink "
-              "attribute); the many-to-many is a link entity with two to-one Relations (no ToMany in the "
-              "Python binding): Delete removes each object's links with two indexed queries (from_id equal "
-              "to the id, then to_id) before removing the object",
-        "wide": "decimal(10,2) as a String (str(Decimal)), json as a String (json.dumps), both converted "
-                "by build() (untimed) where the SQL ORMs' field types convert during the op; None is stored "
-                "as null (matched by Property.is_null()) but read back as the type's default (0, 0.0, ''), "
-                "so fields_of() reads a nullable column's default as None (snapshot() reads nulls exactly "
-                "through is_null() queries), and load_all() (untimed) sets None on the attributes that are "
-                "null in the store, as an app must to keep nulls through an update (else Update: Whole and "
-                "Update: Partial would write the defaults over every null); defaults of sets 1 and 3 are set "
-                "by build() (no column defaults)",
-    }
+    unsupported = NOTES.unsupported
+    deviations = NOTES.deviations
 
     database = ObjectBoxStore()
-    database_notes = dict.fromkeys(("postgresql", "mysql"),
-                                   "ObjectBox is an embedded object store (no server, no SQL): it runs on its own "
-                                   "store, on the embedded side of the database axis only")
+    database_notes = NOTES.database_notes
 
     _store: Store | None = None
     path: Path | None = None

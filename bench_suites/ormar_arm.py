@@ -39,6 +39,7 @@ from pytest_ormbench.arms.helpers import assign
 from pytest_ormbench.workload.spec import WIDE_DEFAULTS, Field, ModelSpec
 from pytest_ormbench.backends import is_server
 from pytest_ormbench.arms.sql import AiosqliteArm, SqlTables, apply_pragmas, chunked, tables_for, variable_limit
+from pytest_ormbench.arms.notes import load_notes
 
 
 class DateTime(ormar.DateTime):
@@ -135,48 +136,17 @@ MYSQL_MAX_ARGS = 65535
 SERVER_SCHEMES = {"postgresql": "postgresql+asyncpg", "mysql": "mysql+aiomysql"}
 
 
+NOTES = load_notes("bench_suites", "ormar")
+
+
 class OrmarArm(AiosqliteArm):
     name = "ormar"
     label = "ormar"
     packages = ("ormar", "aiosqlite", "sqlalchemy", "pydantic")
     databases = ("sqlite", "postgresql", "mysql")
     bulk_sets_ids = False
-    unsupported: Mapping[str, str] = {}
-    deviations = {
-        "*": "engine pool capped at one connection (pool_size=1, max_overflow=0) so the arm has one connection",
-        "sqlite": "ormar forces PRAGMA foreign_keys=ON on connect (the asked value)",
-        "postgresql": "postgresql: the same DatabaseConnection on postgresql+asyncpg (SQLAlchemy's asyncpg dialect), "
-             "one asyncpg connection; transactions open with BEGIN ISOLATION LEVEL READ COMMITTED "
-             "(the server's default, sent explicitly by the dialect), standalone statements run in autocommit",
-        "insert_bulk": "bulk_create() renders one multi-row INSERT per chunk inside one database.transaction(); "
-                       "ids are not set on the objects",
-        "sqlite:insert_bulk": "chunks of (SQLite's variable limit, 32766 by default) // columns rows",
-        "postgresql:insert_bulk": "postgresql: chunks of asyncpg's 32767 arguments // columns rows",
-        "fk": "the self FK's relation attribute is named parent_id (column parent_id; reverse 'children'): "
-              "ormar 0.26's values()/values_list() silently drop an FK whose field name differs from its "
-              "column name, so 'parent' with name='parent_id' would lose the column in G and H",
-        "wide": "defaults of sets 1 and 3 are Python-side ormar defaults (no SQL DEFAULT clause)",
-        "sqlite:wide": "decimal: ormar.Decimal -> SQLAlchemy DECIMAL(10, 2) (NUMERIC affinity; SQLAlchemy binds "
-                       "Decimal as float on SQLite); json: ormar.JSON -> SQLAlchemy JSON (TEXT)",
-        "postgresql:wide": "postgresql: float -> FLOAT (double precision), decimal -> numeric(10, 2), json -> json "
-                           "(ormar has no jsonb field and no column-type override: ormar.JSON is SQLAlchemy's "
-                           "generic JSON), datetime -> timestamp without time zone",
-        "mysql": "MariaDB: the same DatabaseConnection on mysql+aiomysql (ormar[mysql]'s driver, SQLAlchemy's "
-                 "aiomysql dialect), charset utf8mb4, one aiomysql connection; transactions are SQLAlchemy's "
-                 "autobegin (no BEGIN sent: aiomysql runs with autocommit off) and COMMIT, then the pool's "
-                 "ROLLBACK on check-in; every standalone statement runs on ormar's AUTOCOMMIT view of the engine, "
-                 "which on MySQL costs five more round trips per query (SET AUTOCOMMIT = 1 before it; the pool's "
-                 "ROLLBACK, SET AUTOCOMMIT = 0, SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ and "
-                 "COMMIT after it, SQLAlchemy resetting the connection's isolation level on check-in); "
-                 "datetime -> DATETIME(6) through an ormar.DateTime subclass whose column type has a mysql "
-                 "variant (SQLAlchemy's DateTime is DATETIME on MySQL, which drops microseconds)",
-        "mysql:wide": "MariaDB: float -> DOUBLE through an ormar.Float subclass with a mysql variant (SQLAlchemy's "
-                      "Float is a 4-byte FLOAT on MySQL), decimal -> DECIMAL(10,2), json -> JSON (MariaDB's "
-                      "LONGTEXT with a json_valid check), text -> TEXT",
-        "mysql:insert_bulk": "MariaDB: chunks of 65535 (MySQL's placeholder limit of a prepared statement) "
-                             "// columns rows; aiomysql quotes the values into each multi-row INSERT on the "
-                             "client; ids are not set",
-    }
+    unsupported = NOTES.unsupported
+    deviations = NOTES.deviations
 
     #: ormar's connection to the database (not ``Arm.database``, the harness's storage backend)
     db: ormar.DatabaseConnection | None = None

@@ -49,6 +49,7 @@ from pytest_ormbench.workload.spec import TEXT_MAX, WIDE_DEFAULTS, Field, ModelS
 from pytest_ormbench.backends import is_server
 from pytest_ormbench.arms.sql import (SqliteArm, SqlTables, chunked, pragma_pairs, rows_per_statement, tables_for,
     variable_limit)
+from pytest_ormbench.arms.notes import load_notes
 
 #: canonical wide kind -> peewee field class
 _WIDE_FIELDS: dict[str, Any] = {
@@ -160,6 +161,9 @@ def make_models(db: pw.Database, spec: ModelSpec) -> tuple[type[pw.Model], type[
     return journal, JournalLink
 
 
+NOTES = load_notes("bench_suites", "peewee")
+
+
 class PeeweeArm(SqliteArm):
     name = "peewee"
     label = "peewee"
@@ -172,41 +176,7 @@ class PeeweeArm(SqliteArm):
     #: ``returning_clause`` is peewee's default: the INSERT has ``RETURNING "id"``
     #: and the objects get their ids (recorded as the fact ``bulk_ids_set``).
     bulk_sets_ids = False
-    deviations = {
-        "fk": (
-            "many-to-many is an explicit through model with two ForeignKeyFields (from_id, to_id), "
-            "peewee's documented way for a self-referential directed relation: peewee's ManyToManyField "
-            "does not support a model relating to itself"
-        ),
-        "sqlite:wide": (
-            "decimal: DecimalField(10, 2) declares DECIMAL(10,2), which SQLite stores with NUMERIC affinity "
-            "(REAL for non-integral values), read back as Decimal; json: playhouse.sqlite_ext.JSONField, "
-            "a TEXT column written through SQLite's json() function; defaults are peewee (Python-side) defaults, "
-            "applied when the object is built, not SQL DEFAULT clauses, so every insert binds the 8 set-3 "
-            "columns explicitly"
-        ),
-        "postgresql:wide": (
-            "float is DoubleField (DOUBLE PRECISION: peewee's FloatField is REAL on PostgreSQL, 4 bytes); "
-            "decimal DecimalField(10, 2), NUMERIC(10,2); json playhouse.postgres_ext.BinaryJSONField, jsonb, with "
-            "its default GIN index turned off (the canonical schema does not index it); datetime TIMESTAMP; "
-            "defaults are peewee (Python-side) defaults, as on SQLite"
-        ),
-        "postgresql:insert_bulk": (
-            "bulk_create writes the whole batch in one INSERT (psycopg2 interpolates the values client-side, so "
-            "there is no bound-parameter limit to cut it at; on SQLite it is cut at SQLite's variable limit), "
-            "with RETURNING \"id\" (peewee's returning_clause on PostgreSQL), so the objects get their ids"
-        ),
-        "mysql:wide": (
-            "float is DoubleField (DOUBLE PRECISION: FloatField is a 4-byte FLOAT on MySQL); decimal DecimalField(10, 2), "
-            "NUMERIC(10,2); json playhouse.mysql_ext.MySQLJSONField (MariaDB JSON: LONGTEXT with json_valid); "
-            "defaults are peewee (Python-side) defaults, as on SQLite"
-        ),
-        "mysql": "timestamp is a DateTimeField declared DATETIME(6) (peewee's DATETIME keeps no microseconds)",
-        "mysql:insert_bulk": (
-            "bulk_create writes the whole batch in one multi-row INSERT (PyMySQL interpolates client-side: no "
-            "bound-parameter limit); MySQL has no RETURNING in peewee, so the objects keep id=None"
-        ),
-    }
+    deviations = NOTES.deviations
 
     db: pw.SqliteDatabase | pw.PostgresqlDatabase | pw.MySQLDatabase
 

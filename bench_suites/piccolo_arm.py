@@ -67,6 +67,7 @@ from pytest_ormbench.backends import is_server
 from pytest_ormbench.arms.server import server_restore
 from pytest_ormbench.arms.sql import (AiosqliteArm, SqlTables, backup_into, chunked, expected_pragmas,
     pragma_connection_class, tables_for, variable_limit)
+from pytest_ormbench.arms.notes import load_notes
 
 # --------------------------------------------------------------------------
 # Tables (one set per model; the engine is attached in PiccoloArm.open)
@@ -146,54 +147,18 @@ _PG_TABLES: dict[str, tuple[type[Table], type[Table] | None]] = {**_TABLES, "wid
 PG_MAX_ARGS = 32767
 
 
+NOTES = load_notes("bench_suites", "piccolo")
+
+
 class PiccoloArm(AiosqliteArm):
     name = "piccolo"
     label = "Piccolo"
     packages = ("piccolo", "aiosqlite")
     databases = ("sqlite", "postgresql")
-    database_notes = {"mysql": "Piccolo has no MySQL or MariaDB engine (its engines are PostgreSQL, CockroachDB and "
-                               "SQLite; MySQL support is an open request, piccolo-orm/piccolo#640)"}
+    database_notes = NOTES.database_notes
     bulk_sets_ids = True
-    unsupported = {
-        "filter_tuples": "Piccolo has no row-tuple output: select() returns dicts, and output(as_list=True) "
-        "only flattens a single-column select into a list of values",
-    }
-    deviations = {
-        "*": "Piccolo's SQLiteEngine opens a new aiosqlite connection (with its own worker thread) for every "
-        "transaction and for every query outside one, and closes it afterwards; it has no persistent SQLite "
-        "connection. The arm holds none between ops; each op other than A runs in one engine.transaction() "
-        "(IMMEDIATE for writes, DEFERRED for reads, as Piccolo's SQLite guide recommends), so it uses exactly "
-        "one connection, opened and closed inside the timed region. Pragmas are applied on every connection "
-        "through a sqlite3.Connection factory in the engine's connection kwargs; Piccolo itself runs "
-        "PRAGMA foreign_keys = 1 before every query (foreign_keys cannot be turned off). "
-        "PostgreSQL: PostgresEngine (asyncpg) with Piccolo's connection pool started at min_size=1, max_size=1, "
-        "so one connection held from open() to close(); every query outside a transaction and every "
-        "engine.transaction() checks it out and back in, and asyncpg's pool resets it on the way back (one "
-        "'SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL' round trip each time); reads run "
-        "outside a transaction, writes in engine.transaction(); inserts are INSERT ... RETURNING id.",
-        "insert_single": "await obj.save() outside a transaction: on SQLite Piccolo opens and closes one connection "
-        "per object, so each insert also pays for connecting (and in WAL mode for the checkpoint SQLite runs "
-        "when the last connection to the database closes); on PostgreSQL each save checks the pool's one "
-        "connection out and back in",
-        "filter_large": "SQLite: the queries of one op share one DEFERRED engine.transaction(); without it Piccolo "
-        "would open one connection per query (PostgreSQL: no transaction, the pool's one connection)",
-        "filter_small": "as filter_large: one DEFERRED engine.transaction() per op on SQLite",
-        "get": "as filter_large: one DEFERRED engine.transaction() per op on SQLite",
-        "filter_dicts": "as filter_large: one DEFERRED engine.transaction() per op on SQLite",
-        "fk": "parent_id is ForeignKey('self', null=True, on_delete=SET NULL, index=True); Piccolo has no "
-        "reverse-relation attribute (reverse lookups are queries on parent_id). The M2M column (links, through "
-        "JournalFkLink's two ForeignKeys) is declared, but Piccolo cannot resolve a self-referential M2M: "
-        "get_m2m/add_m2m/select(links(...)) raise ValueError('No matching foreign key column found!'), so "
-        "links are written through the joining Table and removed by the database's ON DELETE CASCADE",
-        "wide": "decimal is Numeric(digits=(10, 2)) but Piccolo's SQLite adapter converts Decimal to float, so "
-        "decimals are stored as REAL (read back as Decimal of the float's text); json is JSON stored as TEXT, "
-        "read with output(load_json=True); float is DoublePrecision. PostgreSQL: decimal NUMERIC(10, 2), "
-        "json JSONB (Piccolo's JSONB column) read with output(load_json=True), float DOUBLE PRECISION, "
-        "timestamp TIMESTAMP (without time zone)",
-        "restore": "SQLite: no connection is open between ops, so restore copies the template with the SQLite "
-        "backup API into a short-lived sqlite3 connection made with the engine's own connection kwargs "
-        "(PostgreSQL: the harness restores in place; the pool's connection stays open)",
-    }
+    unsupported = NOTES.unsupported
+    deviations = NOTES.deviations
 
     db: SQLiteEngine | PostgresEngine | None = None
 

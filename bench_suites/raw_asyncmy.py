@@ -16,6 +16,10 @@ import asyncmy
 from bench_suites._control_sql import MysqlControl, for_psycopg
 from bench_suites._control_sql import encode_json as encode
 from pytest_ormbench.arms.sql import AiosqliteArm as AsyncSqlArm
+from pytest_ormbench.arms.notes import load_notes
+
+
+NOTES = load_notes("bench_suites", "raw_asyncmy")
 
 
 class RawAsyncmyArm(MysqlControl, AsyncSqlArm):
@@ -23,8 +27,7 @@ class RawAsyncmyArm(MysqlControl, AsyncSqlArm):
     label = "raw asyncmy"
     driver = "asyncmy"
     packages = ("asyncmy",)
-    database_notes = {"sqlite": "the MariaDB async control arm (the sqlite3 arm is SQLite's)",
-                      "postgresql": "the MariaDB async control arm (asyncpg is PostgreSQL's)"}
+    database_notes = NOTES.database_notes
 
     conn: Any = None
 

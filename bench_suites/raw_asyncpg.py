@@ -17,6 +17,10 @@ import asyncpg
 from bench_suites._control_sql import ControlRows, ControlSql
 from pytest_ormbench.arms.sql import AiosqliteArm as AsyncSqlArm
 from pytest_ormbench.arms.sql import SqlTables
+from pytest_ormbench.arms.notes import load_notes
+
+
+NOTES = load_notes("bench_suites", "raw_asyncpg")
 
 
 class RawAsyncpgArm(ControlRows, AsyncSqlArm):
@@ -25,9 +29,9 @@ class RawAsyncpgArm(ControlRows, AsyncSqlArm):
     driver = "asyncpg"
     packages = ("asyncpg",)
     databases = ("postgresql",)
-    database_notes = {"sqlite": "the PostgreSQL async control arm (the sqlite3 arm is SQLite's)"}
+    database_notes = NOTES.database_notes
     bulk_sets_ids = False
-    deviations = {"*": "control arm: hand-written SQL, rows in as dicts and out as records (no objects)"}
+    deviations = NOTES.deviations
 
     conn: Any = None
 

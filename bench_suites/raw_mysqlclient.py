@@ -17,6 +17,10 @@ import MySQLdb
 from bench_suites._control_sql import MysqlControl, for_psycopg
 from bench_suites._control_sql import encode_json as encode
 from pytest_ormbench.arms.sql import SqliteArm as SqlArm
+from pytest_ormbench.arms.notes import load_notes
+
+
+NOTES = load_notes("bench_suites", "raw_mysqlclient")
 
 
 class RawMysqlclientArm(MysqlControl, SqlArm):
@@ -24,8 +28,7 @@ class RawMysqlclientArm(MysqlControl, SqlArm):
     label = "raw mysqlclient"
     driver = "mysqlclient"
     packages = ("MySQLdb",)
-    database_notes = {"sqlite": "the MariaDB control arm (the sqlite3 arm is SQLite's)",
-                      "postgresql": "the MariaDB control arm (psycopg is PostgreSQL's)"}
+    database_notes = NOTES.database_notes
 
     conn: Any = None
 

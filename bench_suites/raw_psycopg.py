@@ -17,10 +17,14 @@ from psycopg.types.json import Jsonb
 from bench_suites._control_sql import ControlRows, ControlSql, for_psycopg
 from pytest_ormbench.arms.sql import SqliteArm as SqlArm
 from pytest_ormbench.arms.sql import SqlTables
+from pytest_ormbench.arms.notes import load_notes
 
 
 def _encode(value: Any) -> Any:
     return Jsonb(value) if isinstance(value, (dict, list)) else value
+
+
+NOTES = load_notes("bench_suites", "raw_psycopg")
 
 
 class RawPsycopgArm(ControlRows, SqlArm):
@@ -29,9 +33,9 @@ class RawPsycopgArm(ControlRows, SqlArm):
     driver = "psycopg"
     packages = ("psycopg",)
     databases = ("postgresql",)
-    database_notes = {"sqlite": "the PostgreSQL control arm (the sqlite3 arm is SQLite's)"}
+    database_notes = NOTES.database_notes
     bulk_sets_ids = False
-    deviations = {"*": "control arm: hand-written SQL, rows in as dicts and out as tuples (no objects)"}
+    deviations = NOTES.deviations
 
     conn: psycopg.Connection | None = None
 

@@ -17,6 +17,7 @@ from typing import Any, Mapping, Sequence
 
 from pytest_ormbench.workload.spec import WIDE_DEFAULTS, Field
 from pytest_ormbench.arms.sql import SqliteArm, SqlTables, apply_pragmas, tables_for
+from pytest_ormbench.arms.notes import load_notes
 
 _SQL_TYPES = {
     "id": "INTEGER PRIMARY KEY", "datetime": "DATETIME", "int": "INTEGER", "str": "VARCHAR(255)",
@@ -42,15 +43,16 @@ def _sql_literal(value: Any) -> str:
     return str(value)
 
 
+NOTES = load_notes("bench_suites", "raw_sqlite3")
+
+
 class RawSqlite3Arm(SqliteArm):
     name = "sqlite3"
     label = "raw sqlite3"
     driver = "sqlite3"
     packages = ()
     bulk_sets_ids = False
-    deviations = {
-        "*": "control arm: hand-written SQL, rows in as dicts and out as tuples (no objects)",
-    }
+    deviations = NOTES.deviations
 
     conn: sqlite3.Connection | None = None
 

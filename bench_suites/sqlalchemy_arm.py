@@ -2,12 +2,13 @@
 through ``postgresql+psycopg`` (psycopg 3).
 
 The models, engine set-up and op bodies are shared with the other
-SQLAlchemy-family arms in :mod:`bench_suites._sqlalchemy_common`.
+SQLAlchemy-family arms in :mod:`bench_suites.sqlalchemy_family`.
 """
 
 from __future__ import annotations
 
-from bench_suites._sqlalchemy_common import DEVIATIONS, SyncOps, sa_flavor
+from bench_suites.sqlalchemy_family.models import sa_flavor
+from bench_suites.sqlalchemy_family.sync import SyncOps
 
 
 class SQLAlchemyArm(SyncOps):
@@ -15,5 +16,4 @@ class SQLAlchemyArm(SyncOps):
     label = "SA ORM"
     packages = ("SQLAlchemy",)
     flavor = sa_flavor()
-    deviations = DEVIATIONS
     databases = ("sqlite", "postgresql", "mysql")

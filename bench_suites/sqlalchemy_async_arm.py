@@ -1,12 +1,13 @@
 """SQLAlchemy ORM (2.x declarative), asyncio: AsyncSession on aiosqlite, or on PostgreSQL through
 ``postgresql+asyncpg``.
 
-The same op shapes as the sync arm, awaited (:mod:`bench_suites._sqlalchemy_common`).
+The same op shapes as the sync arm, awaited (:mod:`bench_suites.sqlalchemy_family`).
 """
 
 from __future__ import annotations
 
-from bench_suites._sqlalchemy_common import DEVIATIONS, AsyncOps, sa_flavor
+from bench_suites.sqlalchemy_family.models import sa_flavor
+from bench_suites.sqlalchemy_family.async_ import AsyncOps
 
 
 class SQLAlchemyAsyncArm(AsyncOps):
@@ -14,5 +15,4 @@ class SQLAlchemyAsyncArm(AsyncOps):
     label = "SA ORM async"
     packages = ("SQLAlchemy", "aiosqlite", "greenlet")
     flavor = sa_flavor()
-    deviations = DEVIATIONS
     databases = ("sqlite", "postgresql", "mysql")

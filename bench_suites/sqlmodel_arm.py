@@ -2,12 +2,13 @@
 PostgreSQL through ``postgresql+psycopg`` (psycopg 3).
 
 Shares the engine set-up and op bodies with the SQLAlchemy arms
-(:mod:`bench_suites._sqlalchemy_common`); queries go through ``Session.exec``.
+(:mod:`bench_suites.sqlalchemy_family`); queries go through ``Session.exec``.
 """
 
 from __future__ import annotations
 
-from bench_suites._sqlalchemy_common import DEVIATIONS, SyncOps, sqlmodel_flavor
+from bench_suites.sqlalchemy_family.models import sqlmodel_flavor
+from bench_suites.sqlalchemy_family.sync import SyncOps
 
 
 class SQLModelArm(SyncOps):
@@ -15,7 +16,6 @@ class SQLModelArm(SyncOps):
     label = "SQLModel"
     packages = ("sqlmodel", "SQLAlchemy")
     flavor = sqlmodel_flavor()
-    deviations = DEVIATIONS
     databases = ("sqlite", "postgresql", "mysql")
 
     @classmethod

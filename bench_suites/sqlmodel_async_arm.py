@@ -1,12 +1,13 @@
 """SQLModel, asyncio: SQLModel's AsyncSession on aiosqlite, or on PostgreSQL through ``postgresql+asyncpg``.
 
-The same op shapes as the sync arm, awaited (:mod:`bench_suites._sqlalchemy_common`);
+The same op shapes as the sync arm, awaited (:mod:`bench_suites.sqlalchemy_family`);
 queries go through ``AsyncSession.exec``.
 """
 
 from __future__ import annotations
 
-from bench_suites._sqlalchemy_common import DEVIATIONS, AsyncOps, sqlmodel_flavor
+from bench_suites.sqlalchemy_family.models import sqlmodel_flavor
+from bench_suites.sqlalchemy_family.async_ import AsyncOps
 
 
 class SQLModelAsyncArm(AsyncOps):
@@ -14,7 +15,6 @@ class SQLModelAsyncArm(AsyncOps):
     label = "SQLModel async"
     packages = ("sqlmodel", "SQLAlchemy", "aiosqlite", "greenlet")
     flavor = sqlmodel_flavor()
-    deviations = DEVIATIONS
     databases = ("sqlite", "postgresql", "mysql")
 
     @classmethod

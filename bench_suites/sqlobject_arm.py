@@ -69,6 +69,7 @@ from pytest_ormbench.arms.contract import DECIMAL_DIGITS, DECIMAL_PLACES
 from pytest_ormbench.workload.spec import TEXT_MAX, WIDE_DEFAULTS, Field, ModelSpec, Settings
 from pytest_ormbench.backends import is_server
 from pytest_ormbench.arms.sql import SqliteArm, SqlTables, apply_pragmas, tables_for
+from pytest_ormbench.arms.notes import load_notes
 
 _REGISTRY = "ormbench_sqlobject"
 #: the PostgreSQL models' class registry (their JSON columns differ, the class names do not)
@@ -256,6 +257,9 @@ def _driver_version(*dists: str) -> str:
 # --------------------------------------------------------------------------
 
 
+NOTES = load_notes("bench_suites", "sqlobject")
+
+
 class SQLObjectArm(SqliteArm):
     name = "sqlobject"
     label = "SQLObject"
@@ -263,52 +267,8 @@ class SQLObjectArm(SqliteArm):
     packages = ("SQLObject",)
     databases = ("sqlite", "postgresql", "mysql")
     bulk_sets_ids = False
-    unsupported = {
-        "insert_bulk": "SQLObject has no bulk insert: objects are inserted one by one as they are created",
-        "filter_dicts": "SQLObject has no API that returns rows as dicts (select() yields objects; "
-                        "sqlbuilder Select + connection.queryAll yields DB-API tuples)",
-    }
-    deviations = {
-        "insert_single": "SQLObject INSERTs the row when the object is created, so build() prepares only "
-                         "the field values (kwargs dicts) and the timed op creates the objects; each "
-                         "creation is an INSERT followed by a SELECT of the new row (SQLObject reads it back)",
-        "insert_batch": "as insert_single: the timed op creates the objects from prepared field values "
-                        "(INSERT + SELECT of the new row per object), all in one transaction",
-        "get": "SQLObject's per-connection object cache is on (its default) and answers a repeated id "
-               "without a SELECT (F's ids are random with repeats: about a quarter of them on the ~300-row "
-               "table). Every get must reach the database, so a get whose id is already cached calls "
-               "obj.sync(), SQLObject's documented refresh, which re-reads the row: one SELECT per get, "
-               "as the statement counts show",
-        "filter_large": "SQLObject's object cache (on, emptied on restore) reuses the objects of rows "
-                        "already fetched in the same round and refreshes their values from the new rows; "
-                        "every row is still read from the database. The cache's culling makes this slower, "
-                        "not faster: measured ~2x slower than cache=False on the large table",
-        "filter_tuples": "SQLObject's mid-level API (sqlbuilder Select + connection.queryAll) returns the "
-                         "driver's tuples: values are not converted by the column types (timestamps as "
-                         "text, decimals as float, JSON as text)",
-        "update_whole": "SQLObject has no whole-object save (each change is written when made); "
-                        "obj.set(**new_values) writes the given columns (level, text) in one UPDATE per object",
-        "delete": "destroySelf() does the cascades in Python: deletes the object's M2M links (two "
-                  "DELETEs), SELECTs its children and UPDATEs each one's parent to NULL, then DELETEs the "
-                  "row (Test 2); on the other models one DELETE per object",
-        "sqlite:wide": "DecimalCol is DECIMAL(10, 2), NUMERIC affinity: SQLite stores the value as REAL and "
-                "SQLObject reads it back through str(float); JSONCol is TEXT; defaults are Python-side "
-                "(written in the INSERT), not DDL DEFAULTs",
-        "postgresql:wide": "JSON is JsonbCol (jsonb: SQLObject's PostgreSQL-only JSON column; JSONCol is TEXT), "
-                           "which writes None as the JSON value null, not SQL NULL (read back as None: set 4's "
-                           "JSON columns hold 'null'::jsonb where the other arms hold NULL); FloatCol is FLOAT "
-                           "(double precision), DecimalCol numeric(10,2) read back as Decimal, DateTimeCol "
-                           "TIMESTAMP; defaults are Python-side, as on SQLite",
-        "postgresql": "SQLObject renders values into the SQL text on PostgreSQL too (psycopg 3 sends the "
-                      "statements without bound parameters); its INSERT carries RETURNING id, then SELECTs the "
-                      "new row as on SQLite",
-        "mysql:wide": "JSONCol is TEXT (SQLObject has no JSON column for MySQL; 64 KiB at most); FloatCol is "
-                      "DOUBLE PRECISION, DecimalCol DECIMAL(10,2), DateTimeCol DATETIME(6); defaults are Python-side",
-        "mysql": "SQLObject renders values into the SQL text (mysqlclient sends no bound parameters either); its "
-                 "INSERT is followed by a SELECT of the new row, as on SQLite",
-        "sqlite": "SQLObject renders values into the SQL text (no bound parameters), so every statement "
-             "with new values is new SQL to SQLite",
-    }
+    unsupported = NOTES.unsupported
+    deviations = NOTES.deviations
 
     so_conn: _OneConnection | _OnePgConnection | _OneMysqlConnection | None = None
 

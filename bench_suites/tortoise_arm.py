@@ -51,6 +51,7 @@ from pytest_ormbench.arms.contract import DECIMAL_DIGITS, DECIMAL_PLACES
 from pytest_ormbench.workload.spec import MODELS, TEXT_MAX, Field, ModelSpec, Settings
 from pytest_ormbench.backends import is_server
 from pytest_ormbench.arms.sql import LINK_FROM, LINK_TO, AiosqliteArm, SqlTables, pragma_pairs, tables_for
+from pytest_ormbench.arms.notes import load_notes
 
 APP = "models"
 CONNECTION = "default"
@@ -159,45 +160,16 @@ def _models_module(spec: ModelSpec) -> str:
 # --------------------------------------------------------------------------
 
 
+NOTES = load_notes("bench_suites", "tortoise")
+
+
 class TortoiseArm(AiosqliteArm):
     name = "tortoise"
     label = "Tortoise ORM"
     packages = ("tortoise-orm", "aiosqlite")
     databases = ("sqlite", "postgresql", "mysql")
     bulk_sets_ids = False  # bulk_create runs executemany: objects keep pk None
-    deviations = {
-        "*": "column defaults are Python-side (applied when objects are built, untimed), not SQL DEFAULTs",
-        "sqlite": "Tortoise's schema declares id INTEGER PRIMARY KEY AUTOINCREMENT, so every insert also "
-                  "updates sqlite_sequence (the control arm: plain INTEGER PRIMARY KEY)",
-        "postgresql": "PostgreSQL: asyncpg through Tortoise's asyncpg:// client, its pool capped at one connection "
-             "(minsize=1, maxsize=1); every query outside a transaction and every in_transaction() checks the "
-             "connection out and back in, and asyncpg's pool resets it on the way back (one "
-             "'SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL' round trip each time); "
-             "ids are SERIAL and inserts are INSERT ... RETURNING id; DatetimeField is declared TIMESTAMP "
-             "(without time zone) through a subclass, Tortoise's own PostgreSQL type being TIMESTAMPTZ",
-        "sqlite:wide": "DecimalField is stored as VARCHAR(40) text on SQLite (Tortoise's SQLite column type for "
-                       "decimals; the control arm declares DECIMAL(10, 2)); JSONField as JSON text",
-        "postgresql:wide": "PostgreSQL: Tortoise's own types, DecimalField DECIMAL(10,2) (numeric), JSONField JSONB, "
-                "FloatField DOUBLE PRECISION",
-        "fk": "the link table is Tortoise's generated through table: no id column, a UNIQUE(from_id, to_id) "
-              "index kept up on every link write; Tortoise creates no index on to_id, the arm adds one "
-              "(as the control arm has) so that ON DELETE CASCADE does not scan the link table per deleted row",
-        "insert_bulk": "bulk_create() does not set ids on the objects (executemany, no RETURNING)",
-        "mysql": "MariaDB: asyncmy (Tortoise's documented MySQL client) through Tortoise's mysql:// client, its "
-                 "pool capped at one connection (minsize=1, maxsize=1); autocommit on (Tortoise forces it), "
-                 "charset utf8mb4, and Tortoise's default session sql_mode=STRICT_TRANS_TABLES (in place of the "
-                 "server's); asyncmy's pool does no reset when the connection comes back; ids are "
-                 "INT AUTO_INCREMENT, an insert's id is the cursor's lastrowid; DatetimeField is Tortoise's own "
-                 "DATETIME(6) (the subclass only changes PostgreSQL's type)",
-        "mysql:wide": "MariaDB: Tortoise's own types, DecimalField DECIMAL(10,2), FloatField DOUBLE, JSONField "
-                      "JSON (MariaDB's LONGTEXT with a json_valid check; Tortoise writes compact JSON), "
-                      "TextField LONGTEXT (the control arm: TEXT)",
-        "mysql:fk": "MariaDB: the link table's to_id index the arm adds takes the place of the one InnoDB would "
-                    "create for the foreign key itself (no extra index); both link columns are FOREIGN KEYs "
-                    "ON DELETE CASCADE, parent_id ON DELETE SET NULL",
-        "mysql:insert_bulk": "MariaDB: bulk_create() runs asyncmy's executemany, one multi-row INSERT per "
-                             "statement-length chunk; no ids set on the objects",
-    }
+    deviations = NOTES.deviations
 
     #: add an index on the link table's to_id (see create_schema)
     index_link_to: bool = True
