@@ -1,7 +1,10 @@
-"""The ``ormbench`` command: ``ormbench report FILE... [-o OUT]`` and ``ormbench compare BASELINE NEW``.
+"""The ``ormbench`` command: ``report``, ``compare``, ``publish``, ``scaffold`` and ``selfcheck``.
 
-Bad input gets one line on stderr and exit status 2, never a traceback. ``compare`` exits 1 when
-a cell regressed or sends more statements, so a CI step can fail on it.
+``ormbench report FILE... [-o OUT]`` folds runs into tables; ``ormbench compare BASELINE NEW`` judges a run
+against a baseline; ``ormbench publish --out DIR`` runs a preset's matrix as resumable pieces and writes the
+published tables (commands/publish.py); ``ormbench scaffold NAME`` and ``ormbench selfcheck ARM`` are
+commands/scaffold.py and commands/selfcheck.py. Bad input gets one line on stderr and exit status 2, never a
+traceback. ``compare`` exits 1 when a cell regressed or sends more statements, so a CI step can fail on it.
 """
 
 from __future__ import annotations
@@ -76,9 +79,27 @@ def _report(args: argparse.Namespace) -> int:
     return 0
 
 
+#: subcommands that are whole programs of their own: their arguments go to their main(argv) untouched
+DELEGATED = {
+    "scaffold": ("pytest_ormbench.commands.scaffold", "write a new arm module that already passes the selfcheck"),
+    "selfcheck": ("pytest_ormbench.commands.selfcheck", "check an arm quickly, in this process: every model x op, "
+                                                        "verified"),
+}
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in DELEGATED:
+        import importlib
+
+        return int(importlib.import_module(DELEGATED[argv[0]][0]).main(argv[1:]))
+    from pytest_ormbench.commands import publish
+
+    argv, after = publish.split_passthrough(argv) if argv[:1] == ["publish"] else (argv, [])
     parser = argparse.ArgumentParser(prog="ormbench", description="pytest-ormbench tools")
     sub = parser.add_subparsers(dest="command", required=True)
+    for name, (_module, about) in DELEGATED.items():
+        sub.add_parser(name, help=f"{about} (ormbench {name} --help)", add_help=False)
     rep = sub.add_parser("report", help="fold pytest-benchmark JSON files into tables and charts")
     rep.add_argument("files", nargs="+", metavar="FILE", help="pytest-benchmark JSON written with pytest-ormbench")
     rep.add_argument("-o", "--output", type=Path, help="write the report here (default: standard output)")
@@ -88,16 +109,22 @@ def main(argv: list[str] | None = None) -> int:
                      help="directory for PNG and SVG charts (default with -o: OUT's directory/charts)")
     rep.add_argument("--no-charts", action="store_true", help="write no charts")
     _add_compare(sub)
-    args = parser.parse_args(argv)
+    publish.add_parser(sub)
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command != "publish":  # publish hands the options it does not know to pytest
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     from pytest_ormbench.results.compare import CompareError
 
+    prog = "ormbench publish" if args.command == "publish" else "ormbench"
     try:
+        if args.command == "publish":
+            return publish.run(args, extra + after)
         return _compare(args) if args.command == "compare" else _report(args)
-    except (ReportError, CompareError) as exc:  # bad input: one line, never a traceback
-        print(f"ormbench: error: {exc}", file=sys.stderr)
+    except (ReportError, CompareError, publish.PublishError) as exc:  # bad input: one line, never a traceback
+        print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
-        print(f"ormbench: error: {exc.filename or ''}: {exc.strerror}", file=sys.stderr)
+        print(f"{prog}: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 2
 
 

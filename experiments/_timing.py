@@ -1,4 +1,4 @@
-"""What the measuring scripts in results/ share: the repository on sys.path, and a median in milliseconds."""
+"""What the measuring scripts in experiments/ share: the repository on sys.path, and a median in milliseconds."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """How each arm's figures moved between two runs of one table: the old GC discipline's and the new one's.
 
-Usage: python discipline_shift.py --old OLD.json... --new NEW.json... [--table default] > shift.md
+Usage: python experiments/discipline_shift.py --old OLD.json... --new NEW.json... [--table default] > shift.md
 
 Ratios are new / old rows/s (above 1: faster now). Runs on different days ran on a machine of different
 speed, so each ratio is also given divided by the ratio of the two files' probe levels (the median rows/s

@@ -11,7 +11,7 @@ Printed per op and discipline: the median over pairs of bare time / plugin time 
 region costs nothing; 0.95: the op reads 5 % slower through the plugin), and its spread. The target
 is >= 0.99 on every op.
 
-    python results/fidelity.py --pairs 21 --disciplines collect,freeze,disable > results/fidelity.md
+    python experiments/fidelity.py --pairs 21 --disciplines collect,freeze,disable > results/fidelity.md
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ def main() -> int:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"# Fidelity: the plugin's timed region against a bare loop\n\n"
-          f"`python results/fidelity.py{'' if a.arm == CONTROL_ARM else ' --arm ' + a.arm} --pairs {a.pairs} "
+          f"`python experiments/fidelity.py{'' if a.arm == CONTROL_ARM else ' --arm ' + a.arm} --pairs {a.pairs} "
           f"--disciplines {a.disciplines}{'' if a.ops == ''.join(op.letter for op in OPS) else ' --ops ' + a.ops}` "
           f"(started {started}; Python {platform.python_version()}, SQLite {sqlite3.sqlite_version}, "
           f"{platform.machine()}, sizes {a.iterations}/{a.batch}; arm {a.arm}, Test 1, warm, default table, "

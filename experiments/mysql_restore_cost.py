@@ -1,6 +1,6 @@
 """What restoring a MariaDB starting state costs, by method (docs/mysql.md, "Restore").
 
-    python results/mysql_restore_cost.py [--repeats 15]
+    python experiments/mysql_restore_cost.py [--repeats 15]
 
 Starts a throwaway MariaDB (as the plugin does), builds the raw mysqlclient control arm's starting states
 (Test 1 and Test 3 at the default table's 300 rows, Test 1 at the large table's 20,100 rows; Test 2 for its

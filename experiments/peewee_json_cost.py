@@ -4,7 +4,7 @@ Uses the peewee arm's own Test 3 model (``make_models``) and the benchmark's see
 DELETE journal, synchronous=FULL, insert_many in chunks of 500 rows in one transaction, median of 7. Swaps the
 arm's field class for the json kind (JSONField, which wraps every value in SQLite's json(), against a TextField
 that stores json.dumps text) and for the decimal kind (DecimalField against FloatField).
-Run from the repository root: PYTHONPATH=src:. python results/peewee_json_cost.py
+Run from the repository root: python experiments/peewee_json_cost.py
 """
 
 from __future__ import annotations

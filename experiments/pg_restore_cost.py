@@ -1,6 +1,6 @@
 """What restoring a PostgreSQL starting state costs, by method (docs/postgresql.md, "Restore").
 
-    python results/pg_restore_cost.py [--repeats 15]
+    python experiments/pg_restore_cost.py [--repeats 15]
 
 Starts a throwaway server (as the plugin does), builds the raw psycopg control arm's starting states
 (Test 1 and Test 3 at the default table's 300 rows, Test 1 at the large table's 20,100 rows), and times
