@@ -163,7 +163,7 @@ def encode_json(value: Any) -> Any:
     return json.dumps(value) if isinstance(value, (dict, list)) else value
 
 
-NOTES = load_notes("bench_suites", "control_sql")
+NOTES = load_notes("pytest_ormbench.suites", "control_sql")
 
 
 class MysqlControl(ControlRows):

@@ -1,4 +1,4 @@
-"""Deprecated: the SQLAlchemy family's shared code is the package :mod:`bench_suites.sqlalchemy_family`.
+"""Deprecated: the SQLAlchemy family's shared code is the package :mod:`pytest_ormbench.suites.sqlalchemy_family`.
 
 This module re-exports what it used to define, for third-party code that imports it.
 """
@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import warnings
 
-from bench_suites.sqlalchemy_family.async_ import AsyncOps
-from bench_suites.sqlalchemy_family.base import NOTES, _as_dict, _SABase
-from bench_suites.sqlalchemy_family.engine import (SERVER_DIALECTS, SERVER_DRIVER_MODULES, SERVER_POOL, OneConnection,
+from pytest_ormbench.suites.sqlalchemy_family.async_ import AsyncOps
+from pytest_ormbench.suites.sqlalchemy_family.base import NOTES, _as_dict, _SABase
+from pytest_ormbench.suites.sqlalchemy_family.engine import (SERVER_DIALECTS, SERVER_DRIVER_MODULES, SERVER_POOL, OneConnection,
     _driver_version, server_url)
-from bench_suites.sqlalchemy_family.models import (_MODEL_CACHE, _MYSQL, PY_TYPES, SA_TYPES, TIMESTAMP_TYPE, Flavor,
+from pytest_ormbench.suites.sqlalchemy_family.models import (_MODEL_CACHE, _MYSQL, PY_TYPES, SA_TYPES, TIMESTAMP_TYPE, Flavor,
     ModelSet, _build_sa_models, _build_sqlmodel_models, _JournalColumns, _sa_wide_column, models_for, sa_flavor,
     sqlmodel_flavor, table_name)
-from bench_suites.sqlalchemy_family.sync import SyncOps
+from pytest_ormbench.suites.sqlalchemy_family.sync import SyncOps
 
-warnings.warn("bench_suites._sqlalchemy_common is deprecated: import from bench_suites.sqlalchemy_family "
+warnings.warn("pytest_ormbench.suites._sqlalchemy_common is deprecated: import from pytest_ormbench.suites.sqlalchemy_family "
               "(models, engine, base, sync, async_)", DeprecationWarning, stacklevel=2)
 
 #: what every SQLAlchemy-family arm does differently from the others (now bench_suites/notes/sqlalchemy_family.toml)

@@ -1,7 +1,7 @@
 """The Django ORM arm: Django's models, managers and querysets on its sqlite3, postgresql or mysql backend.
 
 Everything is configured in code: ``settings.configure(...)`` once per process
-(the first ``open``), with the one app ``bench_suites.django_app`` that holds the
+(the first ``open``), with the one app ``pytest_ormbench.suites.django_app`` that holds the
 models; no settings module and no migrations. Tables are created from the
 models with the schema editor. Later ``open`` calls close the default
 connection and point its ``settings_dict`` at the new file (or server database).
@@ -39,7 +39,7 @@ from pytest_ormbench.backends import is_server
 from pytest_ormbench.arms.sql import SqliteArm, SqlTables, apply_pragmas, pragma_statements
 from pytest_ormbench.arms.notes import load_notes
 
-APP = "bench_suites.django_app"
+APP = "pytest_ormbench.suites.django_app"
 SQLITE_ENGINE = "django.db.backends.sqlite3"
 POSTGRESQL_ENGINE = "django.db.backends.postgresql"
 MYSQL_ENGINE = "django.db.backends.mysql"
@@ -110,7 +110,7 @@ def _switch_engine(database: dict[str, Any]) -> None:
     del connections["default"]
 
 
-NOTES = load_notes("bench_suites", "django")
+NOTES = load_notes("pytest_ormbench.suites", "django")
 
 
 class DjangoArm(SqliteArm):

@@ -227,7 +227,7 @@ def _from_obx(kind: str, value: Any) -> Any:
 PUT_LIMIT = 10_000
 
 
-NOTES = load_notes("bench_suites", "objectbox")
+NOTES = load_notes("pytest_ormbench.suites", "objectbox")
 
 
 class ObjectBoxArm(Arm):

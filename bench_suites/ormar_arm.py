@@ -136,7 +136,7 @@ MYSQL_MAX_ARGS = 65535
 SERVER_SCHEMES = {"postgresql": "postgresql+asyncpg", "mysql": "mysql+aiomysql"}
 
 
-NOTES = load_notes("bench_suites", "ormar")
+NOTES = load_notes("pytest_ormbench.suites", "ormar")
 
 
 class OrmarArm(AiosqliteArm):

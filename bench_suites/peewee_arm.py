@@ -161,7 +161,7 @@ def make_models(db: pw.Database, spec: ModelSpec) -> tuple[type[pw.Model], type[
     return journal, JournalLink
 
 
-NOTES = load_notes("bench_suites", "peewee")
+NOTES = load_notes("pytest_ormbench.suites", "peewee")
 
 
 class PeeweeArm(SqliteArm):

@@ -147,7 +147,7 @@ _PG_TABLES: dict[str, tuple[type[Table], type[Table] | None]] = {**_TABLES, "wid
 PG_MAX_ARGS = 32767
 
 
-NOTES = load_notes("bench_suites", "piccolo")
+NOTES = load_notes("pytest_ormbench.suites", "piccolo")
 
 
 class PiccoloArm(AiosqliteArm):

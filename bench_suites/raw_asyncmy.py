@@ -13,13 +13,13 @@ from typing import Any, Mapping, Sequence
 
 import asyncmy
 
-from bench_suites._control_sql import MysqlControl, for_psycopg
-from bench_suites._control_sql import encode_json as encode
+from pytest_ormbench.suites._control_sql import MysqlControl, for_psycopg
+from pytest_ormbench.suites._control_sql import encode_json as encode
 from pytest_ormbench.arms.sql import AiosqliteArm as AsyncSqlArm
 from pytest_ormbench.arms.notes import load_notes
 
 
-NOTES = load_notes("bench_suites", "raw_asyncmy")
+NOTES = load_notes("pytest_ormbench.suites", "raw_asyncmy")
 
 
 class RawAsyncmyArm(MysqlControl, AsyncSqlArm):

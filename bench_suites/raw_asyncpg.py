@@ -14,13 +14,13 @@ from typing import Any, Mapping, Sequence
 
 import asyncpg
 
-from bench_suites._control_sql import ControlRows, ControlSql
+from pytest_ormbench.suites._control_sql import ControlRows, ControlSql
 from pytest_ormbench.arms.sql import AiosqliteArm as AsyncSqlArm
 from pytest_ormbench.arms.sql import SqlTables
 from pytest_ormbench.arms.notes import load_notes
 
 
-NOTES = load_notes("bench_suites", "raw_asyncpg")
+NOTES = load_notes("pytest_ormbench.suites", "raw_asyncpg")
 
 
 class RawAsyncpgArm(ControlRows, AsyncSqlArm):

@@ -14,13 +14,13 @@ from typing import Any, Mapping, Sequence
 
 import MySQLdb
 
-from bench_suites._control_sql import MysqlControl, for_psycopg
-from bench_suites._control_sql import encode_json as encode
+from pytest_ormbench.suites._control_sql import MysqlControl, for_psycopg
+from pytest_ormbench.suites._control_sql import encode_json as encode
 from pytest_ormbench.arms.sql import SqliteArm as SqlArm
 from pytest_ormbench.arms.notes import load_notes
 
 
-NOTES = load_notes("bench_suites", "raw_mysqlclient")
+NOTES = load_notes("pytest_ormbench.suites", "raw_mysqlclient")
 
 
 class RawMysqlclientArm(MysqlControl, SqlArm):

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 import psycopg
 from psycopg.types.json import Jsonb
 
-from bench_suites._control_sql import ControlRows, ControlSql, for_psycopg
+from pytest_ormbench.suites._control_sql import ControlRows, ControlSql, for_psycopg
 from pytest_ormbench.arms.sql import SqliteArm as SqlArm
 from pytest_ormbench.arms.sql import SqlTables
 from pytest_ormbench.arms.notes import load_notes
@@ -24,7 +24,7 @@ def _encode(value: Any) -> Any:
     return Jsonb(value) if isinstance(value, (dict, list)) else value
 
 
-NOTES = load_notes("bench_suites", "raw_psycopg")
+NOTES = load_notes("pytest_ormbench.suites", "raw_psycopg")
 
 
 class RawPsycopgArm(ControlRows, SqlArm):

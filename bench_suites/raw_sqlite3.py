@@ -43,7 +43,7 @@ def _sql_literal(value: Any) -> str:
     return str(value)
 
 
-NOTES = load_notes("bench_suites", "raw_sqlite3")
+NOTES = load_notes("pytest_ormbench.suites", "raw_sqlite3")
 
 
 class RawSqlite3Arm(SqliteArm):

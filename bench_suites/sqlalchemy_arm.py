@@ -2,13 +2,13 @@
 through ``postgresql+psycopg`` (psycopg 3).
 
 The models, engine set-up and op bodies are shared with the other
-SQLAlchemy-family arms in :mod:`bench_suites.sqlalchemy_family`.
+SQLAlchemy-family arms in :mod:`pytest_ormbench.suites.sqlalchemy_family`.
 """
 
 from __future__ import annotations
 
-from bench_suites.sqlalchemy_family.models import sa_flavor
-from bench_suites.sqlalchemy_family.sync import SyncOps
+from pytest_ormbench.suites.sqlalchemy_family.models import sa_flavor
+from pytest_ormbench.suites.sqlalchemy_family.sync import SyncOps
 
 
 class SQLAlchemyArm(SyncOps):

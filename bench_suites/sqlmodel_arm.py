@@ -2,13 +2,13 @@
 PostgreSQL through ``postgresql+psycopg`` (psycopg 3).
 
 Shares the engine set-up and op bodies with the SQLAlchemy arms
-(:mod:`bench_suites.sqlalchemy_family`); queries go through ``Session.exec``.
+(:mod:`pytest_ormbench.suites.sqlalchemy_family`); queries go through ``Session.exec``.
 """
 
 from __future__ import annotations
 
-from bench_suites.sqlalchemy_family.models import sqlmodel_flavor
-from bench_suites.sqlalchemy_family.sync import SyncOps
+from pytest_ormbench.suites.sqlalchemy_family.models import sqlmodel_flavor
+from pytest_ormbench.suites.sqlalchemy_family.sync import SyncOps
 
 
 class SQLModelArm(SyncOps):

@@ -257,7 +257,7 @@ def _driver_version(*dists: str) -> str:
 # --------------------------------------------------------------------------
 
 
-NOTES = load_notes("bench_suites", "sqlobject")
+NOTES = load_notes("pytest_ormbench.suites", "sqlobject")
 
 
 class SQLObjectArm(SqliteArm):

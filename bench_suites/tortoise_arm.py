@@ -160,7 +160,7 @@ def _models_module(spec: ModelSpec) -> str:
 # --------------------------------------------------------------------------
 
 
-NOTES = load_notes("bench_suites", "tortoise")
+NOTES = load_notes("pytest_ormbench.suites", "tortoise")
 
 
 class TortoiseArm(AiosqliteArm):

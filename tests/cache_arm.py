@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from bench_suites.raw_sqlite3 import RawSqlite3Arm
+from pytest_ormbench.suites.raw_sqlite3 import RawSqlite3Arm
 
 
 class CachingSqlite3Arm(RawSqlite3Arm):

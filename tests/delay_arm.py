@@ -20,7 +20,7 @@ import os
 import time
 from typing import Any, Callable
 
-from bench_suites.raw_sqlite3 import RawSqlite3Arm
+from pytest_ormbench.suites.raw_sqlite3 import RawSqlite3Arm
 from pytest_ormbench.workload.spec import OPS
 
 

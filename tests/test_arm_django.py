@@ -25,7 +25,7 @@ ON_MARIADB = textwrap.dedent(
     from pathlib import Path
     from pytest_ormbench.arms.contract import MODELS, Settings
     from pytest_ormbench.backends.mysql import MysqlDatabase
-    from bench_suites.django_arm import DjangoArm
+    from pytest_ormbench.suites.django_arm import DjangoArm
     from server_helpers import new_template, on_server, wait_closed, work_copy
 
     tmp = Path(sys.argv[1])

@@ -11,7 +11,7 @@ import pytest
 pytest.importorskip("objectbox")
 
 from bench_suites import objectbox_arm  # noqa: E402
-from bench_suites.objectbox_arm import ObjectBoxArm, ObjectBoxNoCodegenArm, ObjectBoxStore, committed_txns  # noqa: E402
+from pytest_ormbench.suites.objectbox_arm import ObjectBoxArm, ObjectBoxNoCodegenArm, ObjectBoxStore, committed_txns  # noqa: E402
 from pytest_ormbench.measuring import runner  # noqa: E402
 from pytest_ormbench.workload.spec import MODELS, Settings, Unsupported  # noqa: E402
 from pytest_ormbench.backends import database_for  # noqa: E402

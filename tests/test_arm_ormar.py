@@ -15,7 +15,7 @@ import server_helpers
 pytest.importorskip("ormar")
 pytest.importorskip("aiosqlite")
 
-from bench_suites.ormar_arm import OrmarArm  # noqa: E402
+from pytest_ormbench.suites.ormar_arm import OrmarArm  # noqa: E402
 from pytest_ormbench.workload.spec import MODELS, Settings  # noqa: E402
 
 
@@ -185,7 +185,7 @@ def test_the_column_types_change_only_on_mysql() -> None:
     from sqlalchemy.dialects import mysql, postgresql, sqlite
     from sqlalchemy.schema import CreateTable
 
-    from bench_suites.ormar_arm import build_models
+    from pytest_ormbench.suites.ormar_arm import build_models
 
     J, _, _ = build_models(MODELS["wide"], ormar.DatabaseConnection("sqlite+aiosqlite://"))
     table = J.ormar_config.table

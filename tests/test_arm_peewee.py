@@ -19,7 +19,7 @@ import server_helpers
 if importlib.util.find_spec("peewee") is None:
     pytest.skip("peewee is not installed", allow_module_level=True)
 
-TARGET = "bench_suites.peewee_arm:PeeweeArm"
+TARGET = "pytest_ormbench.suites.peewee_arm:PeeweeArm"
 
 
 
@@ -30,7 +30,7 @@ RELATIONS = textwrap.dedent(
     from pathlib import Path
     from pytest_ormbench.arms.contract import MODELS, Settings
     from pytest_ormbench.arms.sql import expected_pragmas, open_handles
-    from bench_suites.peewee_arm import PeeweeArm
+    from pytest_ormbench.suites.peewee_arm import PeeweeArm
 
     settings = Settings(journal_mode="delete", synchronous="normal")
     db = Path(sys.argv[1])
@@ -75,7 +75,7 @@ ON_POSTGRESQL = textwrap.dedent(
     import datetime as dt, sys
     from pathlib import Path
     from pytest_ormbench.arms.contract import MODELS, Settings
-    from bench_suites.peewee_arm import PeeweeArm
+    from pytest_ormbench.suites.peewee_arm import PeeweeArm
     from server_helpers import new_template, on_server, wait_closed, work_copy
 
     tmp = Path(sys.argv[1])

@@ -25,11 +25,11 @@ from conftest import run_isolated
 
 
 ARMS = {
-    "sqlalchemy": ("bench_suites.sqlalchemy_arm:SQLAlchemyArm", ("sqlalchemy",)),
-    "sqlalchemy_async": ("bench_suites.sqlalchemy_async_arm:SQLAlchemyAsyncArm",
+    "sqlalchemy": ("pytest_ormbench.suites.sqlalchemy_arm:SQLAlchemyArm", ("sqlalchemy",)),
+    "sqlalchemy_async": ("pytest_ormbench.suites.sqlalchemy_async_arm:SQLAlchemyAsyncArm",
                          ("sqlalchemy", "aiosqlite", "greenlet")),
-    "sqlmodel": ("bench_suites.sqlmodel_arm:SQLModelArm", ("sqlmodel",)),
-    "sqlmodel_async": ("bench_suites.sqlmodel_async_arm:SQLModelAsyncArm",
+    "sqlmodel": ("pytest_ormbench.suites.sqlmodel_arm:SQLModelArm", ("sqlmodel",)),
+    "sqlmodel_async": ("pytest_ormbench.suites.sqlmodel_async_arm:SQLModelAsyncArm",
                        ("sqlmodel", "aiosqlite", "greenlet")),
 }
 

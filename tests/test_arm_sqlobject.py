@@ -29,7 +29,7 @@ BEHAVIOUR = textwrap.dedent(
     from pytest_ormbench.arms.contract import MODELS, Settings
     from pytest_ormbench.workload.plan import State
     from pytest_ormbench.arms.sql import expected_pragmas, open_handles
-    from bench_suites.sqlobject_arm import SQLObjectArm
+    from pytest_ormbench.suites.sqlobject_arm import SQLObjectArm
 
     settings = Settings(journal_mode="delete", synchronous="normal")
     db = Path(sys.argv[1])
@@ -88,7 +88,7 @@ ON_POSTGRESQL = textwrap.dedent(
     from pathlib import Path
     from pytest_ormbench.arms.contract import MODELS, Settings
     from pytest_ormbench.workload.plan import State
-    from bench_suites.sqlobject_arm import SQLObjectArm
+    from pytest_ormbench.suites.sqlobject_arm import SQLObjectArm
     from server_helpers import new_template, on_server, wait_closed, work_copy
 
     def assert_closed(db, loc):

@@ -52,7 +52,7 @@ def _check_relations(arm) -> None:  # noqa: ANN001
 
 
 def test_relations_are_real_and_directed(tmp_path: Path) -> None:
-    from bench_suites.tortoise_arm import TortoiseArm
+    from pytest_ormbench.suites.tortoise_arm import TortoiseArm
 
     arm = TortoiseArm(MODELS["fk"], Settings())
     drive(arm.open(tmp_path / "fk.db"))
@@ -70,7 +70,7 @@ def test_relations_are_real_and_directed(tmp_path: Path) -> None:
 @pytest.mark.parametrize("journal", ["delete", "wal"])
 def test_pragmas_read_back_and_reopen(tmp_path: Path, journal: str) -> None:
     """Tortoise's own defaults (WAL, journal_size_limit) are undone; open() works again after close()."""
-    from bench_suites.tortoise_arm import TortoiseArm
+    from pytest_ormbench.suites.tortoise_arm import TortoiseArm
 
     settings = Settings(journal_mode=journal, synchronous="normal")
     for name in ("one", "two"):
@@ -88,7 +88,7 @@ def test_pragmas_read_back_and_reopen(tmp_path: Path, journal: str) -> None:
 
 def _writes_on_sqlite_first(tmp_path: Path) -> None:
     """Every kind of write on SQLite, in this process: what Tortoise compiles for it must not reach a server."""
-    from bench_suites.tortoise_arm import TortoiseArm
+    from pytest_ormbench.suites.tortoise_arm import TortoiseArm
 
     lite = TortoiseArm(MODELS["fk"], Settings())
     drive(lite.open(tmp_path / "first.db"))
@@ -117,7 +117,7 @@ def pg_location(pg_server, tmp_path: Path):  # noqa: ANN001, ANN201
 
 
 def test_on_postgresql_relations_types_and_one_connection(pg_location, tmp_path: Path) -> None:  # noqa: ANN001
-    from bench_suites.tortoise_arm import TortoiseArm
+    from pytest_ormbench.suites.tortoise_arm import TortoiseArm
 
     # First on SQLite in this process: Tortoise caches compiled writes per (connection name, table), never
     # per dialect, so PostgreSQL must not be handed SQLite's statements (the arm names the connections apart).
@@ -147,7 +147,7 @@ def test_on_postgresql_relations_types_and_one_connection(pg_location, tmp_path:
 
 
 def test_on_postgresql_the_wide_types(pg_location) -> None:  # noqa: ANN001
-    from bench_suites.tortoise_arm import TortoiseArm
+    from pytest_ormbench.suites.tortoise_arm import TortoiseArm
 
     db, location = pg_location
     arm = TortoiseArm(MODELS["wide"], Settings())
@@ -177,7 +177,7 @@ def mysql_location(mysql_server, tmp_path: Path):  # noqa: ANN001, ANN201
 
 
 def test_on_mariadb_relations_types_and_one_connection(mysql_location, tmp_path: Path) -> None:  # noqa: ANN001
-    from bench_suites.tortoise_arm import TortoiseArm
+    from pytest_ormbench.suites.tortoise_arm import TortoiseArm
 
     # SQLite first in this process: the compiled writes Tortoise caches per (connection name, table) must not
     # reach MariaDB with SQLite's placeholders (the arm names each database's connection apart)
@@ -211,7 +211,7 @@ def test_on_mariadb_relations_types_and_one_connection(mysql_location, tmp_path:
 def test_on_mariadb_the_wide_types_round_trip(mysql_location) -> None:  # noqa: ANN001
     from decimal import Decimal
 
-    from bench_suites.tortoise_arm import TortoiseArm
+    from pytest_ormbench.suites.tortoise_arm import TortoiseArm
 
     db, location = mysql_location
     arm = TortoiseArm(MODELS["wide"], Settings())

@@ -9,8 +9,8 @@ from typing import Any, AsyncIterator, Mapping, Sequence
 from sqlalchemy import insert
 from sqlalchemy.pool import StaticPool
 
-from bench_suites.sqlalchemy_family.base import _SABase
-from bench_suites.sqlalchemy_family.engine import SERVER_POOL, OneConnection, server_url
+from pytest_ormbench.suites.sqlalchemy_family.base import _SABase
+from pytest_ormbench.suites.sqlalchemy_family.engine import SERVER_POOL, OneConnection, server_url
 from pytest_ormbench.arms.helpers import assign_all
 from pytest_ormbench.arms.sql import AiosqliteArm
 from pytest_ormbench.backends import is_server

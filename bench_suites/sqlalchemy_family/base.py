@@ -5,13 +5,13 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, ClassVar, Mapping, Sequence
 
-from bench_suites.sqlalchemy_family.engine import SERVER_DRIVER_MODULES, _driver_version
-from bench_suites.sqlalchemy_family.models import Flavor, models_for
+from pytest_ormbench.suites.sqlalchemy_family.engine import SERVER_DRIVER_MODULES, _driver_version
+from pytest_ormbench.suites.sqlalchemy_family.models import Flavor, models_for
 from pytest_ormbench.arms.notes import load_notes
 from pytest_ormbench.arms.sql import SqliteArm, SqlTables
 
 #: the family's notes (bench_suites/notes/sqlalchemy_family.toml): deviations, and the texts describe() records
-NOTES = load_notes("bench_suites", "sqlalchemy_family")
+NOTES = load_notes("pytest_ormbench.suites", "sqlalchemy_family")
 
 
 def _as_dict(obj: Any, names: Sequence[str]) -> dict[str, Any]:

@@ -11,8 +11,8 @@ from sqlalchemy import insert
 from sqlalchemy.orm import sessionmaker
 from sqlalchemy.pool import StaticPool
 
-from bench_suites.sqlalchemy_family.base import _SABase
-from bench_suites.sqlalchemy_family.engine import SERVER_POOL, OneConnection, server_url
+from pytest_ormbench.suites.sqlalchemy_family.base import _SABase
+from pytest_ormbench.suites.sqlalchemy_family.engine import SERVER_POOL, OneConnection, server_url
 from pytest_ormbench.arms.helpers import assign_all
 from pytest_ormbench.arms.server import settings_from_rows, settings_sql
 from pytest_ormbench.backends import is_server

@@ -16,7 +16,7 @@ An arm class declares, for the harness to copy into every cell it touches, what 
 
 and the class reads them back as the same attributes::
 
-    NOTES = load_notes("bench_suites", "peewee")
+    NOTES = load_notes("pytest_ormbench.suites", "peewee")
 
     class PeeweeArm(SqliteArm):
         deviations = NOTES.deviations

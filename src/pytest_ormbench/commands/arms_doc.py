@@ -25,7 +25,7 @@ from pytest_ormbench.arms.notes import ArmNotes, all_notes
 from pytest_ormbench.arms.registry import BUILTIN_ARMS, ArmEntry
 
 #: the package whose ``notes/`` folder holds the built-in arms' notes
-NOTES_PACKAGE = "bench_suites"
+NOTES_PACKAGE = "pytest_ormbench.suites"
 #: the ops in table order (the API and statements tables)
 OPS = "ABCDEFGHIJK"
 

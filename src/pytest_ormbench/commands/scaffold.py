@@ -6,7 +6,7 @@ writes ``<dir>/<NAME>_arm.py``: a class with every method of the contract, in th
 harness calls them, each saying in a comment what the ORM's version does there. The module is one of two
 templates, ``templates/arm_sync.py.tmpl`` and ``templates/arm_async.py.tmpl`` beside this file, as written
 out (``string.Template``: ``$name``, ``$label``, ``$label_repr``, ``$cls``, ``$target``). Until it is
-edited, every method hands its work to the control arm (``bench_suites.raw_sqlite3``), so the
+edited, every method hands its work to the control arm (``pytest_ormbench.suites.raw_sqlite3``), so the
 module is green from the start::
 
     python -m pytest_ormbench.commands.selfcheck NAME --register <module>:<Class>
