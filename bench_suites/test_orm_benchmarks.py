@@ -9,9 +9,10 @@ import pytest
 
 
 def test_orm(ormbench_cell, ormbench_run, request):
-    """Run the cell's rounds in worker processes; every round is verified.
+    """Report the cell: its rounds ran in worker processes, every round verified (a timed run's whole
+    schedule runs before the first test; a verify-only cell runs here).
 
-    Then check the record the harness hands back: it must be this test's cell, marked verified, with
+    Check the record the harness hands back: it must be this test's cell, marked verified, with
     one positive round time per round asked for and the rows/s figure computed from those times.
     A harness that lost a round, returned another cell's record or garbled a time fails here even
     when every round passed the database checks.

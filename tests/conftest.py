@@ -26,7 +26,7 @@ PROBE_ARMS = textwrap.dedent(
     import os
 
     import pytest_ormbench.measuring.runner as runner
-    from bench_suites.raw_sqlite3 import RawSqlite3Arm
+    from pytest_ormbench.suites.raw_sqlite3 import RawSqlite3Arm
 
     EVENTS = os.environ.get("ORMBENCH_PROBE_LOG")
 
@@ -118,7 +118,7 @@ PROBE_ARMS = textwrap.dedent(
 PROBES = [f"probe_arms:{c}" for c in ("ProbeArm", "LazyArm", "AutoincrementArm", "NoRestoreArm", "SlothArm")]
 
 #: tiny sizes, and no drift probe (a fixed, second-long workload) unless a test asks for it
-TINY = ["--ormbench-iterations=5", "--ormbench-batch=50", "--ormbench-rounds=1", "--ormbench-probe=off",
+TINY = ["--ormbench-iterations=5", "--ormbench-batch=50", "--ormbench-rounds=1", "--ormbench-no-probe",
         "-p", "no:cacheprovider"]
 
 

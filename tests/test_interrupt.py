@@ -53,9 +53,9 @@ def _can_start_mysql() -> bool:
 RUNS = {
     "sqlite": ["--ormbench-arms=sqlite3"],
     # a throwaway PostgreSQL server (its keeper and postmaster carry the mark too) must go with the run
-    "postgresql": ["--ormbench-db=postgresql", "--ormbench-arms=psycopg"],
+    "postgresql": ["--ormbench-dbs=postgresql", "--ormbench-arms=psycopg"],
     # and a throwaway MariaDB (its keeper and mariadbd)
-    "mysql": ["--ormbench-db=mysql", "--ormbench-arms=mysqlclient"],
+    "mysql": ["--ormbench-dbs=mysql", "--ormbench-arms=mysqlclient"],
 }
 
 
@@ -71,7 +71,7 @@ def test_a_stopped_run_leaves_nothing_behind(tmp_path: Path, signum: int, db: st
     env = {**os.environ, "TMPDIR": str(tmp_path), mark.split("=")[0]: mark.split("=")[1]}
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "bench_suites", "-p", "no:cacheprovider", "-q", *RUNS[db],
-         "--ormbench-control=off", "--ormbench-models=simple", "--ormbench-mode=warm,cold", "--ormbench-rounds=50", "--ormbench-probe=off"],
+         "--ormbench-no-control", "--ormbench-models=simple", "--ormbench-modes=warm,cold", "--ormbench-rounds=50", "--ormbench-no-probe"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         preexec_fn=sigint_as_in_a_terminal)
     try:

@@ -18,8 +18,11 @@ from conftest import TINY, register
     [
         ("--ormbench-ops=Z", "--ormbench-ops: unknown value 'Z'; valid: A, B, C"),
         ("--ormbench-models=huge", "--ormbench-models: unknown value 'huge'; valid: simple, fk, wide"),
+        ("--ormbench-modes=lukewarm", "--ormbench-modes: unknown value 'lukewarm'; valid: cold, warm"),
+        ("--ormbench-tables=medium", "--ormbench-tables: unknown value 'medium'; valid: default, large"),
+        # an old spelling still works, and its error names it as the user typed it
         ("--ormbench-mode=lukewarm", "--ormbench-mode: unknown value 'lukewarm'; valid: cold, warm"),
-        ("--ormbench-table=medium", "--ormbench-table: unknown value 'medium'; valid: default, large"),
+        ("--ormbench-dbs=oracle", "--ormbench-dbs: unknown value 'oracle'; valid: sqlite, postgresql, mysql"),
         ("--ormbench-arms=nosuch", "--ormbench-arms: unknown value 'nosuch'; valid: sqlite3"),
         ("--ormbench-rounds=0", "--ormbench-rounds: expected a positive whole number, got '0'"),
         ("--ormbench-iterations=ten", "--ormbench-iterations: expected a positive whole number, got 'ten'"),
@@ -39,7 +42,7 @@ def test_bad_option_is_a_usage_error(bench: pytest.Pytester, option: str, messag
 
 
 def test_ini_keys_set_defaults_and_the_command_line_wins(bench: pytest.Pytester) -> None:
-    bench.makeini("[pytest]\normbench_arms = sqlite3\normbench_ops = A,D\normbench_models = fk\normbench_mode = warm\n")
+    bench.makeini("[pytest]\normbench_arms = sqlite3\normbench_ops = A,D\normbench_models = fk\normbench_modes = warm\n")
     result = bench.runpytest("--collect-only", "-q")
     result.stdout.fnmatch_lines(["*sqlite3-fk-insert_single-warm-default*", "*sqlite3-fk-filter_large-warm-default*",
                                  "2 tests collected*"])
@@ -51,8 +54,8 @@ def test_ini_keys_set_defaults_and_the_command_line_wins(bench: pytest.Pytester)
 
 
 def test_matrix_ids_and_keyword_selection(bench: pytest.Pytester) -> None:
-    result = bench.runpytest("--collect-only", "-q", "--ormbench-arms=sqlite3", "--ormbench-mode=cold,warm",
-                             "--ormbench-table=default,large")
+    result = bench.runpytest("--collect-only", "-q", "--ormbench-arms=sqlite3", "--ormbench-modes=cold,warm",
+                             "--ormbench-tables=default,large")
     # 1 arm x 3 models x 11 ops x 2 modes x 2 tables
     result.stdout.fnmatch_lines(["132 tests collected*"])
     result = bench.runpytest("--collect-only", "-q", "--ormbench-arms=sqlite3",
@@ -60,7 +63,7 @@ def test_matrix_ids_and_keyword_selection(bench: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["test_bench.py::test_orm[[]sqlite3-simple-insert_single-cold-default[]]",
                                  "1/66 tests collected (65 deselected)*"])
     result = bench.runpytest("--collect-only", "-q", "--ormbench-ops=insert_bulk,k", "--ormbench-models=3",
-                             "--ormbench-mode=warm", "--ormbench-arms=sqlite3")
+                             "--ormbench-modes=warm", "--ormbench-arms=sqlite3")
     result.stdout.fnmatch_lines(["*sqlite3-wide-insert_bulk-warm-default*", "*sqlite3-wide-delete-warm-default*"])
 
 
@@ -94,7 +97,7 @@ def _run_json(bench: pytest.Pytester, *args: str, subprocess: bool = False,
 
 def test_json_carries_the_cell_and_its_verified_facts(bench: pytest.Pytester) -> None:
     result, data = _run_json(bench, "--ormbench-arms=sqlite3", "--ormbench-models=fk", "--ormbench-ops=C,F",
-                             "--ormbench-mode=warm", "--ormbench-rounds=3")
+                             "--ormbench-modes=warm", "--ormbench-rounds=3")
     result.assert_outcomes(passed=2)
     by_op = {b["extra_info"]["op"]: b for b in data["benchmarks"]}
     bulk = by_op["C"]
@@ -159,7 +162,7 @@ def test_the_bench_module_rejects_a_damaged_record(bench: pytest.Pytester, monke
     bench.makeconftest(DAMAGING_CONFTEST)
     monkeypatch.setenv("ORMBENCH_DAMAGE", damage)
     result = bench.runpytest(*TINY, "--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=D",
-                             "--ormbench-mode=warm", "--ormbench-rounds=3")
+                             "--ormbench-modes=warm", "--ormbench-rounds=3")
     if message is None:
         result.assert_outcomes(passed=1)
     else:
@@ -169,7 +172,7 @@ def test_the_bench_module_rejects_a_damaged_record(bench: pytest.Pytester, monke
 
 def test_cold_rounds_run_in_distinct_processes_warm_in_one(bench: pytest.Pytester) -> None:
     result, data = _run_json(bench, "--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=D",
-                             "--ormbench-mode=cold,warm", "--ormbench-rounds=3")
+                             "--ormbench-modes=cold,warm", "--ormbench-rounds=3")
     result.assert_outcomes(passed=2)
     pids = {b["extra_info"]["mode"]: b["extra_info"]["worker_pids"] for b in data["benchmarks"]}
     assert len(pids["cold"]) == 3 and len(set(pids["cold"])) == 3
@@ -182,7 +185,7 @@ def test_gc_is_frozen_and_preparation_is_outside_the_timed_region(bench: pytest.
     log = tmp_path / "events.jsonl"
     monkeypatch.setenv("ORMBENCH_PROBE_LOG", str(log))
     result, _ = _run_json(bench, *register("ProbeArm"), "--ormbench-arms=probe", "--ormbench-models=simple",
-                          "--ormbench-ops=B,J", "--ormbench-mode=cold", "--ormbench-control=off")
+                          "--ormbench-ops=B,J", "--ormbench-modes=cold", "--ormbench-no-control")
     result.assert_outcomes(passed=2)
     events = [json.loads(line) for line in log.read_text().splitlines()]
     timed = [e for e in events if e["event"] in ("build", "load_all", "clock", "op")]
@@ -198,7 +201,7 @@ def test_gc_is_frozen_and_preparation_is_outside_the_timed_region(bench: pytest.
 
 def test_wrong_adapter_fails_verification_and_records_no_number(bench: pytest.Pytester) -> None:
     result, data = _run_json(bench, *register("LazyArm"), "--ormbench-arms=lazy,sqlite3", "--ormbench-models=simple",
-                             "--ormbench-ops=B", "--ormbench-mode=warm")
+                             "--ormbench-ops=B", "--ormbench-modes=warm")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*lazy-simple-insert_batch-warm-default: verification failed: insert_batch:*rows*",
                                  "*cells without a number*", "verification failed: insert_batch: *rows*",
@@ -208,7 +211,7 @@ def test_wrong_adapter_fails_verification_and_records_no_number(bench: pytest.Py
 
 def test_warm_restore_resets_id_sequences(bench: pytest.Pytester) -> None:
     args = (*register("AutoincrementArm", "NoRestoreArm"), "--ormbench-models=simple", "--ormbench-ops=B",
-            "--ormbench-mode=warm", "--ormbench-rounds=3", "--ormbench-control=off")
+            "--ormbench-modes=warm", "--ormbench-rounds=3", "--ormbench-no-control")
     result, data = _run_json(bench, "--ormbench-arms=autoinc", *args)
     result.assert_outcomes(passed=1)
     # the same cell with a restore that keeps the id sequence is caught
@@ -220,8 +223,8 @@ def test_warm_restore_resets_id_sequences(bench: pytest.Pytester) -> None:
 
 def test_unsupported_op_and_missing_package_are_reported_with_reasons(bench: pytest.Pytester) -> None:
     result, data = _run_json(bench, *register("SlothArm", "MissingArm"), "--ormbench-arms=sloth,missing",
-                             "--ormbench-models=simple", "--ormbench-ops=C", "--ormbench-mode=warm", "-rs",
-                             "--ormbench-control=off", timed=False)
+                             "--ormbench-models=simple", "--ormbench-ops=C", "--ormbench-modes=warm", "-rs",
+                             "--ormbench-no-control", timed=False)
     result.assert_outcomes(skipped=2)
     result.stdout.fnmatch_lines([
         "*unsupported by sloth: sloths do not bulk insert*",
@@ -246,7 +249,7 @@ def test_runs_unchanged_under_pytest_asyncio(bench: pytest.Pytester, mode: str) 
     """A user's suite with pytest-asyncio installed, in either mode, runs the benchmark as it ships."""
     pytest.importorskip("pytest_asyncio")
     args = ("-o", f"asyncio_mode={mode}", "--ormbench-arms=sqlite3", "--ormbench-models=simple",
-            "--ormbench-ops=B,D", "--ormbench-mode=warm")
+            "--ormbench-ops=B,D", "--ormbench-modes=warm")
     result, data = _run_json(bench, *args, "--ormbench-rounds=2")
     assert f"asyncio: mode=mode.{mode}" in result.stdout.str().lower()  # pytest-asyncio loaded, in that mode
     result.assert_outcomes(passed=2)
@@ -264,7 +267,7 @@ def test_verify_only_records_nothing(bench: pytest.Pytester) -> None:
 
 def test_wal_and_synchronous_settings_reach_the_live_connection(bench: pytest.Pytester) -> None:
     result, data = _run_json(bench, "--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=B",
-                             "--ormbench-mode=warm", "--ormbench-sqlite-journal=wal",
+                             "--ormbench-modes=warm", "--ormbench-sqlite-journal=wal",
                              "--ormbench-sqlite-synchronous=normal")
     result.assert_outcomes(passed=1)
     info = data["benchmarks"][0]["extra_info"]
@@ -275,7 +278,7 @@ def test_wal_and_synchronous_settings_reach_the_live_connection(bench: pytest.Py
 def test_report_option_and_memory_peaks(bench: pytest.Pytester) -> None:
     report = bench.path / "out" / "report.md"
     result, data = _run_json(bench, "--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=B,D",
-                             "--ormbench-mode=warm", "--ormbench-memory", f"--ormbench-report={report}",
+                             "--ormbench-modes=warm", "--ormbench-memory", f"--ormbench-report={report}",
                              # charts import numpy; an inline run would drop it from sys.modules afterwards,
                              # and numpy refuses a second import in the same process
                              subprocess=True)
@@ -295,8 +298,8 @@ def _slots(data: dict) -> dict[str, list[int]]:
 
 def test_interleaved_rounds_rotate_the_arm_order(bench: pytest.Pytester) -> None:
     result, data = _run_json(bench, *register("ProbeArm"), "--ormbench-arms=sqlite3,probe",
-                             "--ormbench-models=simple", "--ormbench-ops=D", "--ormbench-mode=warm",
-                             "--ormbench-rounds=3", "--ormbench-probe=on")
+                             "--ormbench-models=simple", "--ormbench-ops=D", "--ormbench-modes=warm",
+                             "--ormbench-rounds=3", "--ormbench-probe")
     result.assert_outcomes(passed=2)
     # round 1: sqlite3, probe; round 2: probe, sqlite3; round 3: sqlite3, probe
     assert _slots(data) == {"sqlite3": [0, 3, 4], "probe": [1, 2, 5]}
@@ -315,9 +318,9 @@ def test_interleaved_rounds_rotate_the_arm_order(bench: pytest.Pytester) -> None
 
 def test_back_to_back_rounds_and_three_probes(bench: pytest.Pytester) -> None:
     result, data = _run_json(bench, *register("ProbeArm"), "--ormbench-arms=sqlite3,probe",
-                             "--ormbench-models=simple", "--ormbench-ops=D,F", "--ormbench-mode=warm",
+                             "--ormbench-models=simple", "--ormbench-ops=D,F", "--ormbench-modes=warm",
                              "--ormbench-rounds=2", "--ormbench-schedule=back-to-back",
-                             "--ormbench-probe=on")
+                             "--ormbench-probe")
     result.assert_outcomes(passed=4)
     slots = sorted(b["extra_info"]["round_slots"] for b in data["benchmarks"])
     assert slots == [[0, 1], [2, 3], [4, 5], [6, 7]]
@@ -327,7 +330,7 @@ def test_back_to_back_rounds_and_three_probes(bench: pytest.Pytester) -> None:
 
 def test_a_failing_cell_leaves_the_interleaved_schedule_and_the_others_report(bench: pytest.Pytester) -> None:
     result, data = _run_json(bench, *register("LazyArm"), "--ormbench-arms=sqlite3,lazy",
-                             "--ormbench-models=simple", "--ormbench-ops=B", "--ormbench-mode=warm",
+                             "--ormbench-models=simple", "--ormbench-ops=B", "--ormbench-modes=warm",
                              "--ormbench-rounds=3")
     result.assert_outcomes(passed=1, failed=1)
     assert _slots(data)["sqlite3"] and len(_slots(data)["sqlite3"]) == 3
@@ -336,7 +339,7 @@ def test_a_failing_cell_leaves_the_interleaved_schedule_and_the_others_report(be
 
 def test_probe_off_records_no_floor(bench: pytest.Pytester) -> None:
     result, data = _run_json(bench, "--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=D",
-                             "--ormbench-mode=warm", "--ormbench-rounds=2")
+                             "--ormbench-modes=warm", "--ormbench-rounds=2")
     result.assert_outcomes(passed=1)
     assert data["ormbench"]["probes"] == [] and data["ormbench"]["drift_floor"] is None
     result.stdout.fnmatch_lines(["*drift floor unknown (sqlite3 probe, rows/s: none)*"])
@@ -344,10 +347,14 @@ def test_probe_off_records_no_floor(bench: pytest.Pytester) -> None:
 
 def test_bad_schedule_and_alpha_are_usage_errors(bench: pytest.Pytester) -> None:
     for option, message in (("--ormbench-schedule=random", "*--ormbench-schedule: unknown value 'random'*"),
+                            ("--ormbench-compare-alpha=5",
+                             "*--ormbench-compare-alpha: expected a number between 0 and 1*"),
                             ("--ormbench-alpha=5", "*--ormbench-alpha: expected a number between 0 and 1*"),
-                            ("--ormbench-probe=maybe", "*--ormbench-probe: unknown value 'maybe'*"),
-                            ("--ormbench-correction=bonf", "*--ormbench-correction: unknown value 'bonf'*"),
-                            ("--ormbench-drift=probe", "*--ormbench-drift: unknown value 'probe'*")):
+                            # a flag takes no value (its old on|off spellings aside)
+                            ("--ormbench-probe=maybe", "*--ormbench-probe*ignored explicit argument 'maybe'*"),
+                            ("--ormbench-compare-correction=bonf",
+                             "*--ormbench-compare-correction: unknown value 'bonf'*"),
+                            ("--ormbench-compare-drift=probe", "*--ormbench-compare-drift: unknown value 'probe'*")):
         result = bench.runpytest(option)
         assert result.ret == pytest.ExitCode.USAGE_ERROR
         result.stderr.fnmatch_lines([message])
@@ -355,7 +362,7 @@ def test_bad_schedule_and_alpha_are_usage_errors(bench: pytest.Pytester) -> None
 
 # -- comparison with a baseline ----------------------------------------------
 
-CMP_CELL = ("--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=D", "--ormbench-mode=warm",
+CMP_CELL = ("--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=D", "--ormbench-modes=warm",
             "--ormbench-rounds=5")
 
 
@@ -421,6 +428,8 @@ def test_compare_with_itself_passes(bench: pytest.Pytester, capsys: pytest.Captu
     (None, "--ormbench-compare=nothere.json", "*--ormbench-compare: nothere.json: no such file*"),
     ("not json", "--ormbench-compare=b.json", "*--ormbench-compare: *b.json: not valid JSON*"),
     ('{"benchmarks": []}', "--ormbench-compare=b.json", "*--ormbench-compare: *b.json: no pytest-ormbench cells*"),
+    (None, "--ormbench-compare-threshold=peewee",
+     "*--ormbench-compare-threshold: threshold 'peewee': expected PATTERN=PERCENT*"),
     (None, "--ormbench-threshold=peewee", "*--ormbench-threshold: threshold 'peewee': expected PATTERN=PERCENT*"),
 ])
 def test_bad_baselines_are_one_line_usage_errors(bench: pytest.Pytester, setup: str | None, option: str,
@@ -437,10 +446,122 @@ def test_a_preset_sets_what_the_options_leave_and_names_it(bench: pytest.Pyteste
     """The README's main command: no --ormbench-rounds, so the preset's 3 rounds (the bench module checks them)."""
     out = bench.path / "preset.json"
     result = bench.runpytest("--ormbench-preset=quick", "--ormbench-iterations=5", "--ormbench-batch=50",
-                             "--ormbench-probe=off", "-p", "no:cacheprovider", "--ormbench-arms=sqlite3",
+                             "--ormbench-no-probe", "-p", "no:cacheprovider", "--ormbench-arms=sqlite3",
                              "--ormbench-models=simple", "--ormbench-ops=D", f"--benchmark-json={out}")
     result.assert_outcomes(passed=1)  # quick is warm only: one cell
     (cell,) = json.loads(out.read_text())["benchmarks"]
     assert cell["extra_info"]["rounds"] == 3 and cell["extra_info"]["mode"] == "warm"
     result.stdout.fnmatch_lines(["pytest-ormbench: preset quick with iterations, batch changed (mode warm, table "
                                  "default, rounds 3, iterations 5, batch 50): 1 cells of 1 arm(s), 3 timed rounds"])
+
+
+# -- one option style, the old spellings kept ---------------------------------
+
+#: a module that prints the run's settings as the plugin parsed them (and collects no cell)
+SHOW_RUN = """
+def test_show(ormbench_run):
+    r = ormbench_run
+    print("RUN", r.modes, r.tables, r.dbs, r.control, r.probe, r.alpha, r.correction, r.drift, r.thresholds,
+          r.verify_only, r.memory)
+"""
+
+
+def _shown_run(bench: pytest.Pytester, *args: str) -> tuple[str, pytest.RunResult]:
+    bench.makepyfile(test_show=SHOW_RUN)
+    result = bench.runpytest("-p", "no:cacheprovider", "-s", "test_show.py", *args)
+    result.assert_outcomes(passed=1)
+    (line,) = [line[line.index("RUN "):] for line in result.stdout.lines if "RUN (" in line]
+    return line, result
+
+
+def test_old_spellings_work_as_the_new_ones_with_a_deprecation_warning(bench: pytest.Pytester) -> None:
+    new = ("--ormbench-modes=warm", "--ormbench-tables=large", "--ormbench-dbs=sqlite", "--ormbench-no-control",
+           "--ormbench-no-probe", "--ormbench-compare-alpha=0.1", "--ormbench-compare-correction=none",
+           "--ormbench-compare-drift=off", "--ormbench-compare-threshold=*=20", "--ormbench-memory")
+    old = ("--ormbench-mode=warm", "--ormbench-table=large", "--ormbench-db=sqlite", "--ormbench-control=off",
+           "--ormbench-probe", "off",  # the old valued flag with a space before its value
+           "--ormbench-alpha=0.1", "--ormbench-correction=none", "--ormbench-drift=off", "--ormbench-threshold=*=20",
+           "--ormbench-memory")
+    want, result = _shown_run(bench, *new)
+    assert want == "RUN ('warm',) ('large',) ('sqlite',) False False 0.1 none off ('*=20',) False True"
+    assert "deprecated" not in result.stdout.str()
+    got, result = _shown_run(bench, *old)
+    assert got == want
+    for spelled, now in (("--ormbench-mode", "--ormbench-modes"), ("--ormbench-table", "--ormbench-tables"),
+                         ("--ormbench-db", "--ormbench-dbs"), ("--ormbench-control=off", "--ormbench-no-control"),
+                         ("--ormbench-probe=off", "--ormbench-no-probe"), ("--ormbench-alpha", "--ormbench-compare-alpha"),
+                         ("--ormbench-threshold", "--ormbench-compare-threshold")):
+        result.stdout.fnmatch_lines([f"*PytestDeprecationWarning: pytest-ormbench: {spelled} is deprecated, use {now}"])
+    # the on spellings, and a flag given after its negation wins
+    on, _ = _shown_run(bench, "--ormbench-control=on", "--ormbench-probe", "ON", "--ormbench-no-memory")
+    assert " True True " in on and on.endswith("False False")
+    last, _ = _shown_run(bench, "--ormbench-no-probe", "--ormbench-probe")
+    assert last.split()[5] == "True"
+
+
+def test_old_ini_keys_work_with_a_deprecation_warning(bench: pytest.Pytester) -> None:
+    bench.makeini("[pytest]\normbench_mode = warm\normbench_table = large\normbench_control = off\n"
+                  "ormbench_probe = off\normbench_alpha = 0.2\n")
+    line, result = _shown_run(bench)
+    assert line.startswith("RUN ('warm',) ('large',) ('sqlite',) False False 0.2 ")
+    result.stdout.fnmatch_lines(["*the ini key ormbench_mode is deprecated, use ormbench_modes*"])
+    bench.makeini("[pytest]\normbench_modes = cold\normbench_control = false\normbench_probe = true\n")
+    line, result = _shown_run(bench)
+    assert line.startswith("RUN ('cold',) ('default',) ('sqlite',) False True ")
+    assert "deprecated" not in result.stdout.str()
+
+
+# -- pytest-benchmark's switches, durations, load ----------------------------
+
+def test_benchmark_disable_verifies_every_cell_once_and_times_nothing(bench: pytest.Pytester) -> None:
+    result, data = _run_json(bench, "--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=B,D",
+                             "--ormbench-modes=warm", "--ormbench-rounds=4", "--benchmark-disable", timed=False)
+    result.assert_outcomes(passed=2)  # the bench module checks one round per cell, as for --ormbench-verify-only
+    result.stdout.fnmatch_lines(["pytest-ormbench: preset full*: 2 cells of 1 arm(s), verified once each, nothing "
+                                 "timed (--benchmark-disable)"])
+    assert "timed rounds" not in result.stdout.str() and "interleaved schedule" not in result.stdout.str()
+    assert data["benchmarks"] == []
+
+
+def test_benchmark_skip_runs_no_cell(bench: pytest.Pytester) -> None:
+    result = bench.runpytest(*TINY, "--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=D",
+                             "--ormbench-modes=warm", "--benchmark-skip")
+    result.assert_outcomes(skipped=1)
+    assert "starting states" not in result.stdout.str()
+
+
+def test_each_test_reports_its_own_cells_time_and_each_round_its_load(bench: pytest.Pytester) -> None:
+    """The schedule runs before the tests: a test's duration is its own cell's time, not the whole schedule's."""
+    import xml.etree.ElementTree as ET
+
+    junit = bench.path / "junit.xml"
+    result, data = _run_json(bench, "--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=B,C,D",
+                             "--ormbench-modes=cold", "--ormbench-rounds=3", f"--junitxml={junit}")
+    result.assert_outcomes(passed=3)
+    times = [float(case.get("time")) for case in ET.parse(junit).iter("testcase")]
+    assert len(times) == 3 and all(t > 0.05 for t in times), times  # three cold rounds each: processes started
+    assert max(times) < 0.8 * sum(times), times  # not the first test holding the schedule
+    result.stdout.fnmatch_lines(["*interleaved schedule: 3 cells x 3 rounds*", "*round 3/3 done*",
+                                 "test_bench.py ...*"])
+    for b in data["benchmarks"]:
+        info = b["extra_info"]
+        loads = info["measures"]["loadavg_1min"]
+        assert len(loads) == 3 and all(x >= 0 for x in loads), loads
+        assert info["loadavg_1min"] == max(loads)
+
+
+def test_an_error_of_the_schedule_itself_fails_every_cell_once_in_full(bench: pytest.Pytester,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_ormbench.scheduling.scheduler import Scheduler
+
+    def broken(self: Scheduler) -> None:
+        raise RuntimeError("the scheduler broke")
+
+    monkeypatch.setattr(Scheduler, "run_all", broken)
+    result = bench.runpytest(*TINY, "--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=B,D",
+                             "--ormbench-modes=warm")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*sqlite3-simple-insert_batch-warm-default: the run's schedule stopped on an error:",
+                                 "Traceback*", "RuntimeError: the scheduler broke",
+                                 "*sqlite3-simple-filter_large-warm-default: the run's schedule stopped on an error "
+                                 "(shown at sqlite3-simple-insert_batch-warm-default)"])

@@ -96,3 +96,38 @@ def test_an_interrupted_round_is_stopped_not_waited_for(scheduler: Scheduler,
     with pytest.raises(KeyboardInterrupt):
         scheduler._once(key, cell)
     assert closed == [10.0, 0.0]
+
+
+@pytest.mark.parametrize("scheduler", [{"schedule": "back-to-back", "modes": ("warm",), "probe": True},
+                                       {"modes": ("warm",)}], indirect=True, ids=["back-to-back", "interleaved"])
+def test_run_all_runs_the_schedule_once_and_each_round_carries_its_load(scheduler: Scheduler) -> None:
+    from pytest_ormbench.scheduling.scheduler import LOADAVG
+
+    scheduler.run_all()
+    slots_after_run = [s for k in scheduler.planned for s in scheduler._gathered[k].record.slots]
+    outcomes = [scheduler.outcome(k) for k in scheduler.planned]
+    assert all(o.problem is None and o.seconds > 0 for o in outcomes), outcomes
+    # the outcomes were gathered by run_all: asking ran nothing more
+    assert [s for o in outcomes for s in o.record.slots] == slots_after_run
+    assert sorted(slots_after_run) == list(range(4))
+    for o in outcomes:
+        loads = o.record.measures[LOADAVG]
+        assert len(loads) == o.record.rounds == 2 and all(x >= 0 for x in loads)
+        assert o.record.loadavg_1min == max(loads)
+        assert o.record.to_json()["measures"][LOADAVG] == loads
+    if scheduler.run.schedule == "back-to-back":
+        assert [p["when"] for p in scheduler.probes] == ["start", "end"]  # 2 cells: no middle probe
+        scheduler.records.extend(o.record for o in outcomes)
+        scheduler.finish()
+        assert len(scheduler.probes) == 2  # the end probe is not taken twice
+
+
+def test_a_record_without_the_load_series_loads_as_before() -> None:
+    from pytest_ormbench.results.record import CellRecord
+
+    key = CellKey("sqlite3", "simple", "B", "warm", "default")
+    old = {"arm": "sqlite3", "model": "simple", "op": "B", "mode": "warm", "table": "default", "rows": 50,
+           "round_seconds": [0.1, 0.2], "loadavg_1min": 0.5, "verified": True}
+    record = CellRecord.from_json(old)
+    assert record.key == key and record.loadavg_1min == 0.5 and record.seconds == [0.1, 0.2]
+    assert "loadavg_1min" not in record.measures

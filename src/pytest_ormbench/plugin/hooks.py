@@ -3,6 +3,12 @@
 This and ``options.py`` are the pytest layer: the only modules that import pytest or touch
 pytest-benchmark's internals (``benchmark._make_stats``, ``benchmark._mode``). The run itself is
 ``scheduler.Scheduler``; results are ``record.CellRecord``; tables come from ``report``.
+
+The plugin loads in every pytest session of an environment it is installed in, so it stays out of the way
+until a cell is collected: before that it parses its options and nothing else (no signal handler, no
+temporary directory, no scheduler, no ORM). Once collection is final and has cells, it makes the
+scheduler; a timed run's whole schedule runs in ``pytest_runtestloop`` before the first test, and each
+cell's test then reports what its cell came to (its duration is the time its cell took).
 """
 
 from __future__ import annotations
@@ -10,10 +16,11 @@ from __future__ import annotations
 import functools
 import signal
 import threading
+import traceback
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
 
@@ -21,14 +28,22 @@ from pytest_ormbench.plugin import options as _options
 from pytest_ormbench.workload.cells import CellKey, RecordError
 from pytest_ormbench.results.record import CellRecord
 from pytest_ormbench.arms.registry import CONTROL_ARMS, all_arms
-from pytest_ormbench.scheduling.scheduler import Scheduler
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_ormbench.scheduling.scheduler import Scheduler
 
 
 @dataclass
 class OrmbenchSession:
     """The plugin's state for one pytest run: the scheduler and what the terminal shows at the end."""
 
-    scheduler: Scheduler
+    run: _options.RunConfig
+    #: made once collection is final and has cells (None: this session runs no cell)
+    scheduler: Scheduler | None = None
+    #: the whole schedule ran before the first test (a timed run): a test's duration is its cell's time
+    ran_ahead: bool = False
+    #: the schedule stopped on an error of the plugin's own (not a cell's): every cell reports it
+    schedule_error: str = ""
     #: the end-of-run comparison with a baseline, rendered for the terminal
     comparison_text: str = ""
     #: lines said once the cells are known
@@ -36,18 +51,22 @@ class OrmbenchSession:
     #: failure message -> the first cell that failed with it (the others say "same error")
     failures: dict[str, str] = field(default_factory=dict)
 
-    @property
-    def run(self) -> _options.RunConfig:
-        return self.scheduler.run
-
 
 SESSION_KEY = pytest.StashKey[OrmbenchSession]()
 SIGTERM_KEY = pytest.StashKey[Any]()
+#: a cell's own seconds in the schedule that ran before the tests, added to its test's duration
+CELL_SECONDS_KEY = pytest.StashKey[float]()
 XDIST_BENCHMARK_WARNING = "Benchmarks are automatically disabled because xdist"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     _options.add_options(parser)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser, args: list[str]) -> None:
+    """``--ormbench-probe off``: the old valued spelling with a space, read as ``--ormbench-probe=off``."""
+    _options.rewrite_old_args(args)
 
 
 def _known_arms(register: tuple[str, ...]) -> list[str]:
@@ -73,13 +92,9 @@ def _stop_on_sigterm() -> Any:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """The options, checked (a bad one is a usage error in any session); nothing is started yet."""
     run = _options.parse(config, _known_arms)
-    # -q: at most a line a minute; otherwise every 30 s (and at the end of every phase)
-    interval = 60.0 if config.get_verbosity() < 0 else 30.0
-    scheduler = Scheduler(run, all_arms(run.register), Path(str(config.rootpath)),
-                          say=functools.partial(_progress, config), progress_interval=interval)
-    config.stash[SESSION_KEY] = OrmbenchSession(scheduler)
-    config.stash[SIGTERM_KEY] = _stop_on_sigterm()
+    config.stash[SESSION_KEY] = OrmbenchSession(run)
     config.pluginmanager.register(ControlArm(), "ormbench-control-arm")
     if run.verify_only:  # nothing is timed, so pytest-benchmark's xdist warning concerns nothing
         config.addinivalue_line("filterwarnings", f"ignore:{XDIST_BENCHMARK_WARNING}")
@@ -105,7 +120,7 @@ def _load_baseline(config: pytest.Config, run: _options.RunConfig) -> None:
     try:
         thresholds = Thresholds.parse(list(run.thresholds))
     except CompareError as exc:
-        raise pytest.UsageError(f"--ormbench-threshold: {exc}") from None
+        raise pytest.UsageError(f"{_options.spelled(config, 'compare-threshold')}: {exc}") from None
     if not run.compare:
         return
     try:
@@ -135,7 +150,7 @@ def _progress(config: pytest.Config, line: str) -> None:
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     session = config.stash.get(SESSION_KEY, None)
-    if session is not None:
+    if session is not None and session.scheduler is not None:
         session.scheduler.close()
     previous = config.stash.get(SIGTERM_KEY, None)
     if previous is not None:
@@ -207,22 +222,72 @@ def _put_back_the_control_arm(config: pytest.Config, items: list[pytest.Item]) -
         names = ", ".join(dict.fromkeys(k.arm for k in map(_cell_of, back) if k is not None))
         session.notes.append(f"pytest-ormbench: the control arm(s) {names}: {len(back)} cell(s) run beside the "
                              "selection (the ORM-overhead table and the comparison's drift correction need them; "
-                             "--ormbench-control=off leaves them out)")
+                             "--ormbench-no-control leaves them out)")
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """The final list of cells this process runs: the interleaved schedule is built from it."""
-    ob = session.config.stash[SESSION_KEY]
-    scheduler = ob.scheduler
-    scheduler.planned = [key for key in map(_cell_of, session.items) if key is not None]
-    if not scheduler.planned:
+    """The final list of cells this process runs: the scheduler is made for it (none: the plugin does nothing)."""
+    config = session.config
+    ob = config.stash[SESSION_KEY]
+    planned = [key for item in session.items if (key := _cell_of(item)) is not None and not _skipped(item)]
+    if not planned or ob.scheduler is not None:
         return
     bs = getattr(session.config, "_benchmarksession", None)
     if bs is not None and not ob.run.benchmark_table:
         bs.quiet = True  # pytest-benchmark's own table repeats the summary's figures in ms
     for note in ob.notes:
         _progress(session.config, note)
-    _progress(session.config, _plan_line(ob.run, scheduler.planned))
+    _progress(session.config, _plan_line(ob.run, planned))
+    if config.option.collectonly:
+        return  # the plan said what would run; nothing runs
+    from pytest_ormbench.scheduling.scheduler import Scheduler
+
+    # -q: at most a line a minute; otherwise every 30 s (and at the end of every phase)
+    interval = 60.0 if config.get_verbosity() < 0 else 30.0
+    ob.scheduler = Scheduler(ob.run, all_arms(ob.run.register), Path(str(config.rootpath)),
+                             say=functools.partial(_progress, config), progress_interval=interval)
+    ob.scheduler.planned = planned
+    _install_sigterm(config)
+
+
+def _install_sigterm(config: pytest.Config) -> None:
+    if SIGTERM_KEY not in config.stash:
+        config.stash[SIGTERM_KEY] = _stop_on_sigterm()
+
+
+def _skipped(item: pytest.Item) -> bool:
+    """Whether a skip mark (``--benchmark-skip``'s, a user's) skips the test before it runs: its cell is not run."""
+    try:
+        from _pytest.skipping import evaluate_skip_marks
+
+        return evaluate_skip_marks(item) is not None
+    except Exception:  # a bad skipif condition errors in the test itself; an older pytest: the plain mark
+        return item.get_closest_marker("skip") is not None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session):  # noqa: ANN201
+    """A timed run's whole schedule, before the first test (each test then reports its cell)."""
+    ob = session.config.stash.get(SESSION_KEY, None)
+    if (ob is not None and ob.scheduler is not None and ob.scheduler.timed
+            and not hasattr(session.config, "workerinput")  # an xdist worker runs only verify-only cells
+            and not session.config.option.collectonly
+            and not (session.testsfailed and not session.config.option.continue_on_collection_errors)):
+        ob.ran_ahead = True
+        try:
+            ob.scheduler.run_all()
+        except Exception:  # the plugin's own error, not a cell's: every cell's test reports it
+            ob.schedule_error = traceback.format_exc()
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):  # noqa: ANN201
+    """A cell that ran before the tests: its time is its test's (``--durations``, junit), not the first test's."""
+    report = yield
+    if call.when == "call":
+        report.duration += item.stash.get(CELL_SECONDS_KEY, 0.0)
+    return report
 
 
 def _plan_line(run: _options.RunConfig, planned: list[CellKey]) -> str:
@@ -236,7 +301,8 @@ def _plan_line(run: _options.RunConfig, planned: list[CellKey]) -> str:
                 "iterations": str(run.sizes.iterations), "batch": str(run.sizes.batch)}
     changed = [k for k, v in in_force.items() if preset.values.get(k) != v]
     rounds = 1 if run.verify_only else run.rounds
-    what = "verified once each, nothing timed" if run.verify_only else f"{len(planned) * rounds:,} timed rounds"
+    what = (("verified once each, nothing timed" + (" (--benchmark-disable)" if run.benchmark_disabled else ""))
+            if run.verify_only else f"{len(planned) * rounds:,} timed rounds")
     settings = ", ".join(f"{k} {v}" for k, v in in_force.items() if not (run.verify_only and k == "rounds"))
     line = (f"pytest-ormbench: preset {preset.name}{' with ' + ', '.join(changed) + ' changed' if changed else ''} "
             f"({settings}): {len(planned):,} cells of {arms} arm(s), {what}")
@@ -260,7 +326,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int):  # noqa: ANN
 def _finish(session: pytest.Session) -> None:
     """The last drift probe, then the comparison with the baseline."""
     ob = session.config.stash.get(SESSION_KEY, None)
-    if ob is None:
+    if ob is None or ob.scheduler is None:
         return
     scheduler = ob.scheduler
     scheduler.finish()
@@ -310,7 +376,7 @@ def _machine_info(config: pytest.Config) -> dict:
 def pytest_benchmark_update_json(config: pytest.Config, benchmarks, output_json: dict) -> None:  # noqa: ANN001
     """Run-level facts beside pytest-benchmark's: the schedule, the drift probe and its floor."""
     ob = config.stash.get(SESSION_KEY, None)
-    if ob is not None and ob.scheduler.records:
+    if ob is not None and ob.scheduler is not None and ob.scheduler.records:
         output_json["ormbench"] = ob.scheduler.run_facts()
 
 
@@ -319,10 +385,11 @@ def pytest_xdist_node_collection_finished(node, ids: list[str]) -> None:  # noqa
     """On the xdist controller: stop a timing run as soon as a worker collected cells."""
     config = node.config
     run = config.stash[SESSION_KEY].run
-    if run.verify_only:
+    if not any(i.endswith("]") and _is_cell_id(run, i[i.rfind("[") + 1:-1]) for i in ids):
         return
-    if any(i.endswith("]") and _is_cell_id(run, i[i.rfind("[") + 1:-1]) for i in ids):
+    if not run.verify_only:
         pytest.exit(XDIST_MESSAGE, returncode=pytest.ExitCode.USAGE_ERROR)
+    _install_sigterm(config)  # SIGTERM stops the workers as Ctrl-C does
 
 
 def _is_cell_id(run: _options.RunConfig, param_id: str) -> bool:
@@ -347,14 +414,22 @@ def ormbench_cell(request: pytest.FixtureRequest, benchmark) -> Callable[[], Cel
     """
     key: CellKey = request.param
     session = request.config.stash[SESSION_KEY]
-    return functools.partial(_execute, session, key, benchmark)
+    return functools.partial(_execute, session, key, benchmark, request.node)
 
 
-def _execute(session: OrmbenchSession, key: CellKey, benchmark) -> CellRecord:  # noqa: ANN001
+def _execute(session: OrmbenchSession, key: CellKey, benchmark, item: pytest.Item) -> CellRecord:  # noqa: ANN001
     """One cell as a test: skipped with its reason, failed with its check, or its rounds handed to pytest-benchmark."""
     benchmark._mode = "pytest-ormbench"  # we feed the fixture ourselves
     scheduler = session.scheduler
+    if scheduler is None:  # not collected as a cell of this session (a test calling the fixture by hand)
+        pytest.fail(f"{key.id}: pytest-ormbench planned no cell in this session", pytrace=False)
+    if session.schedule_error:
+        first = session.failures.setdefault(session.schedule_error, key.id)
+        pytest.fail(f"{key.id}: the run's schedule stopped on an error"
+                    + (f" (shown at {first})" if first != key.id else f":\n{session.schedule_error}"), pytrace=False)
     outcome = scheduler.outcome(key)
+    if session.ran_ahead:
+        item.stash[CELL_SECONDS_KEY] = outcome.seconds
     problem = outcome.problem
     if problem is not None:
         if problem.outcome == "skipped":
@@ -381,7 +456,7 @@ def _execute(session: OrmbenchSession, key: CellKey, benchmark) -> CellRecord:  
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # noqa: ANN001
     session = config.stash.get(SESSION_KEY, None)
-    if session is None:
+    if session is None or session.scheduler is None:
         return
     scheduler = session.scheduler
     if not scheduler.records and not scheduler.not_run:

@@ -1,18 +1,36 @@
 """Command-line options and ini keys, parsed into one validated :class:`RunConfig`.
 
-Every option is also an ini key (``ormbench_arms`` for ``--ormbench-arms``);
-the command line wins. A bad value is a :class:`pytest.UsageError` naming the
-valid ones, so pytest prints one line and exits with its usage-error status.
+Every option is also an ini key (``ormbench_arms`` for ``--ormbench-arms``); the command line wins. A bad
+value is a :class:`pytest.UsageError` naming the valid ones, so pytest prints one line and exits with its
+usage-error status.
+
+One style, for every option:
+
+- an option that takes a comma-separated list of values has a plural name: ``--ormbench-arms``,
+  ``--ormbench-models``, ``--ormbench-ops``, ``--ormbench-modes``, ``--ormbench-tables``, ``--ormbench-dbs``,
+  ``--ormbench-rtts``, ``--ormbench-postgresql-settings``; one that takes one value (a number, a name, a path)
+  or is repeated once per value (``--ormbench-register``, ``--ormbench-compare-threshold``) a singular one;
+- a yes/no setting is a flag without a value, with its negation ``--ormbench-no-…``: ``--ormbench-probe`` /
+  ``--ormbench-no-probe``, ``--ormbench-control`` / ``--ormbench-no-control``, ``--ormbench-verify-only``,
+  ``--ormbench-memory``, ``--ormbench-instructions``, ``--ormbench-benchmark-table`` (the ini keys take
+  ``true``/``false``, and ``on``/``off`` as before);
+- the comparison with a baseline is ``--ormbench-compare=BASELINE``, and its settings are
+  ``ormbench compare``'s options behind ``--ormbench-compare-``: ``--measure`` is ``--ormbench-compare-measure``,
+  ``--threshold`` ``--ormbench-compare-threshold``, and so on (``--ormbench-compare-markdown`` is the
+  command's ``--format markdown --markdown-out``).
+
+The spellings from before keep working and say once, as a pytest deprecation warning, what they are now
+(:data:`RENAMED`, and ``--ormbench-control=on|off`` / ``--ormbench-probe=on|off``, also with a space).
 """
 
 from __future__ import annotations
 
+import argparse
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import pytest
 
-from pytest_ormbench.workload.cells import DATABASE_AXIS
 from pytest_ormbench.scheduling.config import DEFAULT_PRESET, PRESETS, SCHEDULES, RunConfig
 from pytest_ormbench.workload.spec import (JOURNAL_MODES, MODELS, MODES, OPS, OPS_BY_LETTER, OPS_BY_NAME,
     SYNCHRONOUS, TABLES, Settings)
@@ -20,11 +38,14 @@ from pytest_ormbench.workload.plan import Sizes
 from pytest_ormbench.workload.measures import COMPARABLE
 from pytest_ormbench.arms.registry import CONTROL_ARMS
 
-#: the database axis's values (one list, in the ground: parsing imports no backend and no driver)
-DB_AXIS = DATABASE_AXIS
+#: the database axis's values (``databases.AXIS``, repeated here so that parsing imports no driver)
+DB_AXIS = ("sqlite", "postgresql", "mysql")
 DB_ALIASES = {"postgres": "postgresql", "pg": "postgresql", "sqlite3": "sqlite", "mariadb": "mysql"}
 
 MODEL_ALIASES = {"1": "simple", "2": "fk", "3": "wide", "test1": "simple", "test2": "fk", "test3": "wide"}
+
+PREFIX = "--ormbench-"
+NEGATION = "--ormbench-no-"
 
 
 @dataclass(frozen=True)
@@ -34,18 +55,32 @@ class Option:
     help: str
     kind: str = "string"  # string | flag | linelist
     metavar: str = "VALUE"
+    #: the name it had before (an old spelling that keeps working, with a deprecation warning)
+    old: str = ""
+    #: a flag that used to take on|off (``--ormbench-probe=off``): those spellings keep working too
+    was_on_off: bool = False
+    #: the preset's key for it, if a preset sets it
+    preset_key: str = ""
 
     @property
     def flag(self) -> str:
-        return f"--ormbench-{self.name}"
+        return PREFIX + self.name
+
+    @property
+    def negation(self) -> str:
+        return NEGATION + self.name
 
     @property
     def ini(self) -> str:
-        return "ormbench_" + self.name.replace("-", "_")
+        return ini_key(self.name)
 
     @property
     def dest(self) -> str:
         return self.ini
+
+
+def ini_key(name: str) -> str:
+    return "ormbench_" + name.replace("-", "_")
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -55,15 +90,18 @@ OPTIONS: tuple[Option, ...] = (
     Option("arms", "all", "arms to run, comma-separated registry names, or 'all'"),
     Option("models", "simple,fk,wide", "models: simple, fk, wide (the reference's Tests 1, 2, 3)"),
     Option("ops", "all", "operations: letters A-K or names (insert_single, ...), comma-separated, or 'all'"),
-    Option("mode", "cold,warm", "cold (a fresh process per timed round) and/or warm (warm-up, restore, time)"),
-    Option("table", "default", "default (~300 rows for D-K) and/or large (~20,100 rows for D-K)"),
-    Option("rounds", "5", "timed rounds per cell; the result is their median"),
-    Option("iterations", "100", "rows for insert_single; gets are 2x, filter_small passes are /10"),
-    Option("batch", "10000", "rows for insert_batch and insert_bulk"),
-    Option("db", "sqlite", "databases, comma-separated: sqlite (the embedded side: SQLite, and ObjectBox's own store) "
-           "and/or postgresql (a throwaway server the plugin starts from the machine's binaries, or the one "
+    Option("modes", "cold,warm", "cold (a fresh process per timed round) and/or warm (warm-up, restore, time)",
+           old="mode", preset_key="mode"),
+    Option("tables", "default", "default (~300 rows for D-K) and/or large (~20,100 rows for D-K)", old="table",
+           preset_key="table"),
+    Option("rounds", "5", "timed rounds per cell; the result is their median", preset_key="rounds"),
+    Option("iterations", "100", "rows for insert_single; gets are 2x, filter_small passes are /10",
+           preset_key="iterations"),
+    Option("batch", "10000", "rows for insert_batch and insert_bulk", preset_key="batch"),
+    Option("dbs", "sqlite", "databases, comma-separated: sqlite (the embedded side: SQLite, and ObjectBox's own "
+           "store) and/or postgresql (a throwaway server the plugin starts from the machine's binaries, or the one "
            "--ormbench-postgresql-url names) and/or mysql (also: mariadb; a throwaway MariaDB, or the server "
-           "--ormbench-mysql-url names)"),
+           "--ormbench-mysql-url names)", old="db"),
     Option("postgresql-url", "", "an existing PostgreSQL server to run on instead of a throwaway one, "
            "postgresql://USER[:PASSWORD]@HOST[:PORT]/DB (a superuser or a role that may create databases); the "
            "plugin creates and drops only databases of its own there", metavar="URL"),
@@ -76,18 +114,18 @@ OPTIONS: tuple[Option, ...] = (
     Option("mysql-settings", "", "MariaDB durability for every arm, changed from the durable defaults: "
            "comma-separated NAME=VALUE of innodb_flush_log_at_trx_commit, sync_binlog, log_bin, innodb_doublewrite "
            "(applied to the throwaway server; a URL server must already run with them)", metavar="NAME=VALUE,..."),
-    Option("rtt", "", "a latency sweep on the server databases: comma-separated round-trip times in ms (e.g. "
+    Option("rtts", "", "a latency sweep on the server databases: comma-separated round-trip times in ms (e.g. "
            "0,1,5,25); each server cell runs once per RTT with the arm's connection through a loopback proxy that "
            "delays every chunk by RTT/2 each way (0 goes through the proxy too, to price it; 'direct' adds the "
-           "cell without the proxy to the same run)", metavar="MS,..."),
+           "cell without the proxy to the same run)", metavar="MS,...", old="rtt"),
     Option("sqlite-journal", "delete", "SQLite journal_mode for every arm: delete or wal"),
     Option("sqlite-synchronous", "full", "SQLite synchronous for every arm: full, normal or off"),
-    Option("verify-only", "false", "run every cell once with verification, record no timings (works under xdist)",
-           kind="flag"),
+    Option("verify-only", "false", "run every cell once with verification, record no timings (works under xdist; "
+           "--benchmark-disable does the same)", kind="flag"),
     Option("memory", "false", "also record each cell's peak allocation (tracemalloc, in an extra untimed "
            "repetition)", kind="flag"),
     Option("report", "", "write the Markdown report of this run to this path (charts beside it with "
-           "pytest-ormbench[plot])"),
+           "pytest-ormbench[plot])", metavar="PATH"),
     Option("register", "", "extra arm as module:Class (repeatable), for arms not in the registry", kind="linelist",
            metavar="MODULE:CLASS"),
     Option("schedule", "interleaved", "interleaved (round r of every cell before round r+1, arm order rotated "
@@ -97,55 +135,142 @@ OPTIONS: tuple[Option, ...] = (
            "--benchmark-save (number or name); exit status 1 on a regression", metavar="BASELINE"),
     Option("compare-markdown", "", "write the comparison as Markdown (for a pull-request comment) to this path",
            metavar="PATH"),
-    Option("threshold", "", "slowdown a cell may show before it counts as a regression, PATTERN=PERCENT "
+    Option("compare-threshold", "", "slowdown a cell may show before it counts as a regression, PATTERN=PERCENT "
            "(repeatable; PATTERN is an arm, model, op letter or name, or a glob on the cell id; the last match "
-           "wins; default *=10)", kind="linelist", metavar="PATTERN=PCT"),
-    Option("alpha", "0.05", "significance level of the comparison's Mann-Whitney U test, for the whole "
-           "comparison (see --ormbench-correction)"),
-    Option("drift", "control", "control: divide the machine's drift between the runs, as the raw sqlite3 "
+           "wins; default *=10)", kind="linelist", metavar="PATTERN=PCT", old="threshold"),
+    Option("compare-alpha", "0.05", "significance level of the comparison's Mann-Whitney U test, for the whole "
+           "comparison (see --ormbench-compare-correction)", old="alpha"),
+    Option("compare-drift", "control", "control: divide the machine's drift between the runs, as the raw sqlite3 "
            "control arm's cells show it, out of the comparison and use their unevenness as the floor; off: "
-           "compare raw times against the runs' probe floors"),
-    Option("correction", "holm", "holm: adjust the cells' p-values so that alpha bounds the chance of any false "
-           "alarm in the comparison; none: test each cell at alpha"),
-    Option("control", "on", "on: run the raw sqlite3 control arm's cells beside any selection of arms or -k, "
-           "for the same models, ops, modes and tables (the report's ORM overhead and the comparison's drift "
-           "correction need them); off: only what was selected"),
+           "compare raw times against the runs' probe floors", old="drift"),
+    Option("compare-correction", "holm", "holm: adjust the cells' p-values so that alpha bounds the chance of any "
+           "false alarm in the comparison; none: test each cell at alpha", old="correction"),
+    Option("compare-measure", "wall_seconds", "what --ormbench-compare judges by: wall_seconds (time, with "
+           "the drift correction) or instructions (needs both runs made with --ormbench-instructions); "
+           "statement counts are always compared exactly where both runs have them"),
+    Option("control", "true", "run the control arms' cells (raw sqlite3; raw psycopg and asyncpg on PostgreSQL; "
+           "raw mysqlclient and asyncmy on MariaDB) beside any selection of arms or -k, for the same models, ops, "
+           "modes and tables (the report's ORM overhead and the comparison's drift correction need them); "
+           "--ormbench-no-control: only what was selected (default: on)", kind="flag", was_on_off=True),
+    Option("probe", "true", "time the fixed sqlite3 drift probe at the start, after every interleaved round "
+           "(back-to-back: middle and end) and record the run's drift floor; --ormbench-no-probe: no probe, no "
+           "floor (default: on)", kind="flag", was_on_off=True),
     Option("benchmark-table", "false", "also print pytest-benchmark's own table of the cells (off by default: "
            "the plugin's summary shows the same rounds as rows/s; the JSON and --benchmark-compare are kept)",
            kind="flag"),
     Option("instructions", "false", "count each timed round's instructions under valgrind's callgrind, with "
            "counting on only for the op itself (needs valgrind and a C compiler; about 10-100x slower; the "
            "rounds' wall times are then not speeds and are not reported)", kind="flag"),
-    Option("compare-measure", "wall_seconds", "what --ormbench-compare judges by: wall_seconds (time, with "
-           "the drift correction) or instructions (needs both runs made with --ormbench-instructions); "
-           "statement counts are always compared exactly where both runs have them"),
-    Option("probe", "on", "on: time the fixed sqlite3 drift probe at the start, after every interleaved round "
-           "(back-to-back: middle and end) and record the run's drift floor; off: no probe, no floor"),
 )
+
+#: old spelling -> the option it is now (``--ormbench-mode`` -> ``--ormbench-modes``)
+RENAMED: dict[str, str] = {opt.old: opt.name for opt in OPTIONS if opt.old}
+#: the values ``--ormbench-control`` and ``--ormbench-probe`` took before they became flags
+ON_OFF = {"on": True, "off": False}
+#: pytest's stash key for the old spellings a run used, said once as a deprecation warning each
+DEPRECATED_KEY = pytest.StashKey[dict]()
+
+
+class _Switch(argparse.Action):
+    """``--ormbench-X`` sets True, ``--ormbench-no-X`` False; neither takes a value."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        kwargs.pop("nargs", None)
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, not (option_string or "").startswith(NEGATION))
+
+
+def _old_dest(opt: Option) -> str:
+    return f"{opt.dest}__old"
 
 
 def add_options(parser: pytest.Parser) -> None:
     group = parser.getgroup("ormbench", "pytest-ormbench: honest ORM benchmarks")
     for opt in OPTIONS:
+        old = PREFIX + opt.old if opt.old else ""
         if opt.kind == "flag":
-            group.addoption(opt.flag, action="store_true", default=None, dest=opt.dest, help=opt.help)
+            group.addoption(opt.flag, opt.negation, action=_Switch, default=None, dest=opt.dest, help=opt.help)
             parser.addini(opt.ini, opt.help, type="bool", default=None)
+            if opt.was_on_off:  # the old =on|off spellings, matched whole (a flag takes no value)
+                for word in ON_OFF:
+                    for spelled in {word, word.upper(), word.capitalize()}:
+                        group.addoption(f"{opt.flag}={spelled}", action="store_const", const=word, default=None,
+                                        dest=_old_dest(opt), help=argparse.SUPPRESS)
         elif opt.kind == "linelist":
             group.addoption(opt.flag, action="append", default=None, dest=opt.dest, metavar=opt.metavar,
                             help=opt.help)
             parser.addini(opt.ini, opt.help, type="linelist", default=None)
+            if old:
+                group.addoption(old, action="append", default=None, dest=_old_dest(opt), help=argparse.SUPPRESS)
+                parser.addini(ini_key(opt.old), f"deprecated: {opt.ini}", type="linelist", default=None)
         else:
             group.addoption(opt.flag, action="store", default=None, dest=opt.dest, metavar=opt.metavar,
                             help=f"{opt.help} (default: {opt.default})" if opt.default else opt.help)
             parser.addini(opt.ini, opt.help, default=None)
+            if old:
+                group.addoption(old, action="store", default=None, dest=_old_dest(opt), help=argparse.SUPPRESS)
+                parser.addini(ini_key(opt.old), f"deprecated: {opt.ini}", default=None)
+
+
+def rewrite_old_args(args: list[str]) -> None:
+    """``--ormbench-probe off`` (the old valued flags, with a space) as ``--ormbench-probe=off``, in place.
+
+    Run before pytest parses the command line for good: a flag takes no value, so the ``off`` would
+    otherwise be taken for a file to collect."""
+    valued = {opt.flag for opt in OPTIONS if opt.was_on_off}
+    i = 0
+    while i < len(args) - 1:
+        if str(args[i]) in valued and str(args[i + 1]).lower() in ON_OFF:
+            args[i:i + 2] = [f"{args[i]}={str(args[i + 1]).lower()}"]
+        i += 1
+
+
+def _deprecated(config: pytest.Config, old: str, new: str) -> None:
+    """Say once per spelling that it is an old one, and what it is now."""
+    said = config.stash.setdefault(DEPRECATED_KEY, {})
+    if old in said:
+        return
+    said[old] = new
+    if hasattr(config, "workerinput"):  # an xdist worker: the controller says it
+        return
+    config.issue_config_time_warning(
+        pytest.PytestDeprecationWarning(f"pytest-ormbench: {old} is deprecated, use {new}"), stacklevel=2)
 
 
 def _raw(config: pytest.Config, opt: Option) -> Any:
-    """The command line's value, else the ini file's, else None (not set: the preset or the default decides)."""
+    """The command line's value, else the ini file's, else None (not set: the preset or the default decides).
+
+    The old spellings count too, each with a deprecation warning."""
     value = config.getoption(opt.dest)
+    if value is None and (opt.old or opt.was_on_off):
+        value = config.getoption(_old_dest(opt), None)
+        if value is not None and opt.was_on_off:
+            value = ON_OFF[value]
+            _deprecated(config, f"{opt.flag}={'on' if value else 'off'}", opt.flag if value else opt.negation)
+        elif value is not None:
+            _deprecated(config, PREFIX + opt.old, opt.flag)
     if value is None:
         value = config.getini(opt.ini)
+    if value is None and opt.old:
+        value = config.getini(ini_key(opt.old))
+        if value is not None:
+            _deprecated(config, f"the ini key {ini_key(opt.old)}", opt.ini)
     return value
+
+
+def _spelled(config: pytest.Config, opt: Option) -> str:
+    """The option as the user spelled it (an error names what they typed, an old spelling included)."""
+    if opt.old and config.getoption(opt.dest) is None and config.getoption(_old_dest(opt), None) is not None:
+        return PREFIX + opt.old
+    return opt.flag
+
+
+def spelled(config: pytest.Config, name: str) -> str:
+    """``--ormbench-<name>`` as the user spelled it (its old name, if they used that)."""
+    return _spelled(config, next(opt for opt in OPTIONS if opt.name == name))
 
 
 def _split(value: str) -> list[str]:
@@ -169,8 +294,8 @@ def _choices(flag: str, value: str, valid: dict[str, str], allow_all: bool, orde
     return tuple(sorted(picked, key=order.index))
 
 
-def _rtts(value: str) -> tuple[float | None, ...]:
-    """``--ormbench-rtt``: round-trip times in ms, each a finite number >= 0, in the order given; ``direct``
+def _rtts(value: str, flag: str = "--ormbench-rtts") -> tuple[float | None, ...]:
+    """``--ormbench-rtts``: round-trip times in ms, each a finite number >= 0, in the order given; ``direct``
     (None) is the cell without the proxy, in the same run: what the proxy itself costs at 0 ms."""
     out: list[float | None] = []
     for item in _split(value):
@@ -184,7 +309,7 @@ def _rtts(value: str) -> tuple[float | None, ...]:
             ms = -1.0
         ms = round(ms, 3)  # ids show it with :g: three decimals round-trip
         if not (ms >= 0 and ms < 10_000):
-            raise pytest.UsageError(f"--ormbench-rtt: expected round-trip times in ms (0 or more) or 'direct', "
+            raise pytest.UsageError(f"{flag}: expected round-trip times in ms (0 or more) or 'direct', "
                                     f"got {item!r}")
         if ms not in out:
             out.append(ms)
@@ -270,12 +395,13 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
     preset = PRESETS[preset_name].values
 
     def get(name: str) -> Any:
-        value = _raw(config, o[name])
-        if value is None:
-            value = preset.get(name, o[name].default)
-            if o[name].kind == "flag":
+        opt = o[name]
+        value = _raw(config, opt)
+        if value is None or (opt.kind == "linelist" and not value):
+            value = preset.get(opt.preset_key, opt.default) if opt.preset_key else opt.default
+            if opt.kind == "flag":
                 value = value in (True, "true")
-            elif o[name].kind == "linelist":
+            elif opt.kind == "linelist":
                 value = []
         return value
 
@@ -287,26 +413,27 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
         arm_names = known_arms(register)
     except Exception as exc:  # an extra arm that does not import
         raise pytest.UsageError(f"--ormbench-register: cannot load arm: {exc}") from None
-    dbs = _choices("--ormbench-db", get("db"), {d: d for d in DB_AXIS} | DB_ALIASES, False, list(DB_AXIS))
+    dbs = _choices(_spelled(config, o["dbs"]), get("dbs"), {d: d for d in DB_AXIS} | DB_ALIASES, False, list(DB_AXIS))
     everything = [a for a in arm_names if CONTROL_ARMS.get(a, dbs[0]) in dbs]
     if [i.lower() for i in _split(get("arms"))] == ["all"]:
         arms = tuple(everything)  # every arm, but the control arms of databases not in the run
     else:
         arms = _choices("--ormbench-arms", get("arms"), {a: a for a in arm_names}, False, arm_names)
-    control = _one("--ormbench-control", get("control"), ("on", "off")) == "on"
+    control = bool(get("control"))
     if control:
         # the yardsticks run beside any selection, like the drift probe: one per database in the run
         wanted = [a for a, db in CONTROL_ARMS.items() if db in dbs and a in arm_names]
         arms = tuple(a for a in arm_names if a in arms or a in wanted)
-    rtts = _rtts(str(get("rtt") or ""))
+    rtts_flag = _spelled(config, o["rtts"])
+    rtts = _rtts(str(get("rtts") or ""), rtts_flag)
     if rtts and not any(db != "sqlite" for db in dbs):
-        raise pytest.UsageError("--ormbench-rtt sweeps a server's round trip: it needs --ormbench-db=postgresql "
-                                "or mysql")
+        dbs_flag = PREFIX + o["dbs"].old if rtts_flag != o["rtts"].flag else o["dbs"].flag  # in the user's words
+        raise pytest.UsageError(f"{rtts_flag} sweeps a server's round trip: it needs {dbs_flag}=postgresql or mysql")
     pg_url = str(get("postgresql-url") or "").strip()
     pg_settings = _pg_settings(str(get("postgresql-settings") or ""))
     if (pg_url or pg_settings) and "postgresql" not in dbs:
         raise pytest.UsageError("--ormbench-postgresql-url and --ormbench-postgresql-settings need "
-                                "--ormbench-db=postgresql (or sqlite,postgresql)")
+                                "--ormbench-dbs=postgresql (or sqlite,postgresql)")
     if pg_url:
         from pytest_ormbench.provision.postgresql import ServerUnavailable, connect_url
         try:
@@ -316,7 +443,7 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
     my_url = str(get("mysql-url") or "").strip()
     my_settings = _mysql_settings(str(get("mysql-settings") or ""))
     if (my_url or my_settings) and "mysql" not in dbs:
-        raise pytest.UsageError("--ormbench-mysql-url and --ormbench-mysql-settings need --ormbench-db=mysql")
+        raise pytest.UsageError("--ormbench-mysql-url and --ormbench-mysql-settings need --ormbench-dbs=mysql")
     if my_url:
         from pytest_ormbench.provision.mysql import ServerUnavailable as MysqlUnavailable
         from pytest_ormbench.provision.mysql import connect_url as mysql_connect_url
@@ -335,28 +462,31 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
     ops = _choices("--ormbench-ops", get("ops"), op_valid, True, letters)
     assert all(letter in OPS_BY_LETTER for letter in ops)
 
-    modes = _choices("--ormbench-mode", get("mode"), {m: m for m in MODES}, True, list(MODES))
-    tables = _choices("--ormbench-table", get("table"), {t: t for t in TABLES}, True, list(TABLES))
+    modes = _choices(_spelled(config, o["modes"]), get("modes"), {m: m for m in MODES}, True, list(MODES))
+    tables = _choices(_spelled(config, o["tables"]), get("tables"), {t: t for t in TABLES}, True, list(TABLES))
     rounds = _positive_int("--ormbench-rounds", get("rounds"))
     iterations = _positive_int("--ormbench-iterations", get("iterations"))
     batch = _positive_int("--ormbench-batch", get("batch"))
     journal = _one("--ormbench-sqlite-journal", get("sqlite-journal"), JOURNAL_MODES)
     sync = _one("--ormbench-sqlite-synchronous", get("sqlite-synchronous"), tuple(SYNCHRONOUS))
     schedule = _one("--ormbench-schedule", get("schedule"), SCHEDULES)
-    alpha = _fraction("--ormbench-alpha", get("alpha"))
-    probe = _one("--ormbench-probe", get("probe"), ("on", "off")) == "on"
-    correction = _one("--ormbench-correction", get("correction"), ("holm", "none"))
-    drift = _one("--ormbench-drift", get("drift"), ("control", "off"))
+    alpha = _fraction(_spelled(config, o["compare-alpha"]), get("compare-alpha"))
+    probe = bool(get("probe"))
+    correction = _one(_spelled(config, o["compare-correction"]), get("compare-correction"), ("holm", "none"))
+    drift = _one(_spelled(config, o["compare-drift"]), get("compare-drift"), ("control", "off"))
     instructions = bool(get("instructions"))
+    # pytest-benchmark's own switch: what its users expect, every cell verified once and nothing timed
+    benchmark_disabled = bool(config.getoption("benchmark_disable", False))
+    verify_only = bool(get("verify-only")) or benchmark_disabled
     if instructions:
         from pytest_ormbench.measuring.callgrind import InstructionsUnavailable, check_available
         try:
             check_available()
         except InstructionsUnavailable as exc:
             raise pytest.UsageError(str(exc)) from None
-        if get("verify-only"):
+        if verify_only:
             raise pytest.UsageError("--ormbench-instructions counts timed rounds; it cannot be combined with "
-                                    "--ormbench-verify-only")
+                                    + ("--benchmark-disable" if benchmark_disabled else "--ormbench-verify-only"))
     compare_measure = _one("--ormbench-compare-measure", get("compare-measure"), COMPARABLE)
     if instructions and _raw(config, o["schedule"]) is None:
         schedule = "back-to-back"  # counts do not drift: interleaving would only start more processes
@@ -364,10 +494,10 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
         arms=arms, models=models, ops=ops, modes=modes, tables=tables, rounds=rounds,
         sizes=Sizes(iterations, batch), settings=Settings(journal, sync, postgresql=pg_settings, mysql=my_settings),
         dbs=dbs, postgresql_url=pg_url, mysql_url=my_url, rtts=rtts,
-        verify_only=bool(get("verify-only")), register=register,
+        verify_only=verify_only, benchmark_disabled=benchmark_disabled, register=register,
         memory=bool(get("memory")), report=str(get("report") or "").strip(), schedule=schedule,
         compare=str(get("compare") or "").strip(), compare_markdown=str(get("compare-markdown") or "").strip(),
-        thresholds=tuple(t.strip() for t in (get("threshold") or ()) if t.strip()), alpha=alpha, probe=probe,
+        thresholds=tuple(t.strip() for t in (get("compare-threshold") or ()) if t.strip()), alpha=alpha, probe=probe,
         correction=correction, drift=drift, preset=preset_name, control=control,
         benchmark_table=bool(get("benchmark-table")), instructions=instructions,
         compare_measure=compare_measure,

@@ -51,6 +51,8 @@ class RunConfig:
     sizes: Sizes
     settings: Settings
     verify_only: bool
+    #: verify-only because pytest-benchmark's ``--benchmark-disable`` said so
+    benchmark_disabled: bool = False
     register: tuple[str, ...] = field(default_factory=tuple)
     memory: bool = False
     report: str = ""
@@ -63,7 +65,7 @@ class RunConfig:
     drift: str = "control"
     probe: bool = True
     preset: str = DEFAULT_PRESET
-    #: run the raw sqlite3 control arm's cells beside any selection (``--ormbench-control``)
+    #: run the control arms' cells beside any selection (``--ormbench-control``)
     control: bool = True
     #: print pytest-benchmark's own table too
     benchmark_table: bool = False
@@ -71,13 +73,13 @@ class RunConfig:
     instructions: bool = False
     #: the measure ``--ormbench-compare`` judges by
     compare_measure: str = "wall_seconds"
-    #: the database axis (``--ormbench-db``): ``sqlite`` and/or ``postgresql``
+    #: the database axis (``--ormbench-dbs``): ``sqlite``, ``postgresql`` and/or ``mysql``
     dbs: tuple[str, ...] = ("sqlite",)
     #: an existing PostgreSQL server (``--ormbench-postgresql-url``); empty: the plugin starts one
     postgresql_url: str = ""
     #: an existing MariaDB/MySQL server (``--ormbench-mysql-url``); empty: the plugin starts one
     mysql_url: str = ""
-    #: a latency sweep (``--ormbench-rtt``): the server cells run once per RTT (ms), through the proxy
+    #: a latency sweep (``--ormbench-rtts``): the server cells run once per RTT (ms), through the proxy
     rtts: tuple[float | None, ...] = ()
 
     @property

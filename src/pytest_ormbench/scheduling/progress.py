@@ -6,7 +6,7 @@ and the time left is what is still to do times what each such unit has taken so 
 with work left has finished one unit, the estimate is unknown and the line says so.
 
 Lines come at most every ``interval`` seconds and whenever a phase ends (pytest's own progress shows
-nothing while one test runs the whole interleaved schedule). They are whole lines, written and flushed
+nothing while the timed schedule runs, before the first test). They are whole lines, written and flushed
 one at a time by the caller, so a log file or a pipe shows them as they happen, as pytest's ``-v``
 lines do; nothing here redraws a line (tqdm's ``\\r`` only reads well on a terminal).
 """

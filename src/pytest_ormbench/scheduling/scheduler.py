@@ -7,10 +7,14 @@ every timed round by its place in the run. The pytest layer (``plugin.py``) turn
 
 Two schedules. *Interleaved* (the default for timed runs): round r of every selected cell runs
 before round r + 1, the arm order rotated each round, so slow drift of the machine spreads over all
-arms instead of landing on one; the whole schedule runs when the first cell is asked for, and each
-cell is then reported from what it gathered. *Back-to-back*: each cell runs all its rounds when it
-is asked for. Both take a drift probe (a fixed sqlite3 workload) several times per run; the spread
-of its figures is the run's noise floor.
+arms instead of landing on one. *Back-to-back*: each cell runs all its rounds together. Both take a
+drift probe (a fixed sqlite3 workload) several times per run; the spread of its figures is the run's
+noise floor. :meth:`Scheduler.run_all` runs the whole timed schedule at once (the pytest layer calls
+it before the first test, which then only reports its cell); without it, the first cell asked for
+runs the interleaved schedule, and a back-to-back or verify-only cell runs when it is asked for.
+
+Every round carries the machine's 1-minute load, read by the parent as the round's reply comes in
+(the measure-like series :data:`LOADAVG` in the record's ``measures``, one value per round).
 """
 
 from __future__ import annotations
@@ -43,8 +47,13 @@ PROBE_ROUNDS = 5
 PROBE_SIZES = Sizes(iterations=1000, batch=10000)
 
 
+#: the per-round series of the machine's 1-minute load, beside the measures (read by the parent, not measured
+#: by the child: nothing compares or reports it as a figure of the arm's)
+LOADAVG = "loadavg_1min"
+
+
 def loadavg() -> float | None:
-    """The machine's 1-minute load when the cell ended: a busy machine makes figures unreliable."""
+    """The machine's 1-minute load now: a busy machine makes figures unreliable."""
     try:
         return round(os.getloadavg()[0], 2)
     except (AttributeError, OSError):
@@ -66,6 +75,8 @@ class Outcome:
     key: CellKey
     record: CellRecord | None = None
     problem: CellProblem | None = None
+    #: the seconds the parent spent on this cell (its starting state, rounds and counting; no probe)
+    seconds: float = 0.0
 
 
 @dataclass
@@ -74,6 +85,7 @@ class _Gathered:
 
     record: CellRecord | None = None
     problem: CellProblem | None = None
+    seconds: float = 0.0
 
     def add(self, record: CellRecord) -> None:
         self.record = record if self.record is None else self.record.merged(record)
@@ -116,6 +128,8 @@ class Scheduler:
             self._prefix = callgrind.command(callgrind.check_available(), out)
             self._measuring_env = {**self.env, callgrind.OUT_DIR_ENV: str(out)}
         self._gathered: dict[CellKey, _Gathered] | None = None
+        #: the end probe of a back-to-back run is taken
+        self._ended = False
         self._executed = 0
         self._probe_worker: Worker | None = None
         #: timed rounds run so far in this process: each round's place in the run's order
@@ -228,15 +242,15 @@ class Scheduler:
             # under callgrind a warm cell gets a process of its own (warm-up, then its rounds): an op's count
             # then depends on the cell alone, not on what other cells left in a long-lived worker's heap
             cell = self._cell(key, rounds, True, memory)
-            record = CellRecord.from_json(self._once(key, cell, measuring=True)["record"])
+            record = _with_load(CellRecord.from_json(self._once(key, cell, measuring=True)["record"]))
         elif key.mode == "warm":
             cell = self._cell(key, rounds, True, memory, statements=inline)
             reply = self._ask(self._persistent(key), key, {"cmd": "run", "cell": cell.to_json()}, persistent=True)
-            record = CellRecord.from_json(reply["record"])
+            record = _with_load(CellRecord.from_json(reply["record"]))
         else:
             for r in range(rounds):
                 cell = self._cell(key, 1, False, memory and r == rounds - 1, statements=inline)
-                one = CellRecord.from_json(self._once(key, cell, measuring=True)["record"])
+                one = _with_load(CellRecord.from_json(self._once(key, cell, measuring=True)["record"]))
                 record = one if record is None else record.merged(one)
         assert record is not None
         if self.timed:
@@ -325,7 +339,27 @@ class Scheduler:
 
     def finish(self) -> None:
         """End of the run: the last probe of a back-to-back run (an interleaved one took it already)."""
-        if self.timed and not self.interleaved and self._executed and self.records:
+        if self.timed and not self.interleaved and self._executed and self.records and not self._ended:
+            self._ended = True
+            self.probe("end")
+
+    def run_all(self) -> None:
+        """The whole timed schedule of :attr:`planned`, now; :meth:`outcome` then only says what a cell came to.
+
+        A verify-only run has no schedule: each cell runs when it is asked for (under pytest-xdist, in the
+        process that was given it)."""
+        if not self.timed or self._gathered is not None:
+            return
+        if self.interleaved:
+            self._gathered = self._run_interleaved()
+            return
+        gathered: dict[CellKey, _Gathered] = {}
+        for key in self.planned:
+            if not self.arms[key.arm].missing() and key not in gathered:
+                gathered[key] = self._run_one(key)
+        self._gathered = gathered
+        if self._executed and any(g.record is not None for g in gathered.values()):
+            self._ended = True
             self.probe("end")
 
     # -- the interleaved schedule ---------------------------------------------------------------------
@@ -346,6 +380,7 @@ class Scheduler:
                 self._build(key)
             except CellProblem as exc:
                 g.problem = exc
+            g.seconds += time.monotonic() - t0
             building.finish(self.unit(key), time.monotonic() - t0)
         ready = [k for k in keys if gathered[k].problem is None]
         self._say(f"pytest-ormbench: starting states ready after {time.monotonic() - started:.0f} s; "
@@ -369,6 +404,7 @@ class Scheduler:
                     except CellProblem as exc:
                         g.problem = exc
                         timing.skip(arm, rounds - r - 1)
+                    g.seconds += time.monotonic() - t0
                     timing.finish(arm, time.monotonic() - t0)
             self.probe(f"after round {r + 1}")
             left = timing.left()
@@ -381,10 +417,16 @@ class Scheduler:
 
     # -- one cell -------------------------------------------------------------------------------------
     def _gather(self, key: CellKey) -> _Gathered:
+        if self._gathered is not None and key in self._gathered:
+            return self._gathered[key]
         if self.interleaved and key in self.planned:
             if self._gathered is None:
                 self._gathered = self._run_interleaved()
             return self._gathered[key]
+        return self._run_one(key)
+
+    def _run_one(self, key: CellKey) -> _Gathered:
+        """One cell's starting state and all its rounds, back to back (with the start and middle probes)."""
         g = _Gathered()
         if self._progress is None and not self._executed:
             probes = 3 if self.probing and len(self.planned) > 2 else 2 if self.probing else 0
@@ -398,6 +440,7 @@ class Scheduler:
             g.add(self._rounds(key, self.run.rounds if self.timed else 1, self.run.memory and self.timed))
         except CellProblem as exc:
             g.problem = exc
+        g.seconds = time.monotonic() - t0
         if self._progress is not None and key in self.planned:
             self._progress.finish(self.unit(key), time.monotonic() - t0)
         self._executed += 1
@@ -416,12 +459,23 @@ class Scheduler:
         if g.problem is not None:
             first = g.problem.message.splitlines()[0] if g.problem.message else g.problem.outcome
             self.not_run.append((key.id, g.problem.outcome, first))
-            return Outcome(key, problem=g.problem)
+            return Outcome(key, problem=g.problem, seconds=g.seconds)
         assert g.record is not None
         g.record.schedule = self.run.schedule_name
-        g.record.loadavg_1min = loadavg()
-        return Outcome(key, record=g.record)
+        # the busiest the machine was while the cell's rounds ran (each round's own is in the series)
+        loads = [x for x in g.record.measures.get(LOADAVG, []) if x is not None]
+        g.record.loadavg_1min = max(loads) if loads else None
+        return Outcome(key, record=g.record, seconds=g.seconds)
 
     def keep(self, record: CellRecord) -> None:
         """Keep a timed record for the run's summary, report and comparison."""
         self.records.append(record)
+
+
+def _with_load(record: CellRecord) -> CellRecord:
+    """A reply's record with the machine's load now, as its rounds' :data:`LOADAVG` (read as the reply comes in:
+    a round's load is the load while it ran, not when its cell is reported)."""
+    load = loadavg()
+    if load is not None:
+        record.measures[LOADAVG] = [load] * record.rounds
+    return record
