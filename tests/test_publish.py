@@ -88,7 +88,8 @@ def test_sigterm_stops_the_piece_and_leaves_no_json(tmp_path: Path) -> None:
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGTERM, err
     assert "stopped by SIGTERM" in err and "Run the same command again to resume" in err
-    assert last_end_line(log)[0] == 128 + signal.SIGTERM  # type: ignore[index]
+    # killed before pytest set up its handler (143), or pytest's own "interrupted" (2): not 0, so redone next time
+    assert last_end_line(log)[0] in (2, 128 + signal.SIGTERM)  # type: ignore[index]
     assert not [*tmp_path.glob("*.json"), *tmp_path.glob("*.partial")] and not (tmp_path / ".publish.lock").exists()
 
 

@@ -574,7 +574,8 @@ def publish(a: argparse.Namespace, extra: list[str], say: IO[str]) -> int:
                 except Stop as stop:
                     end = last_end_line(plan.out / f"{piece.stem}.log")
                     _manifest(plan.out, {"event": "piece", "piece": piece.stem, "commit": sha, "status": "stopped",
-                                         "exit": end[0] if end else None, "wall_seconds": end[1] if end else None})
+                                         "exit": end[0] if end else None, "wall_seconds": end[1] if end else None,
+                                         "arm": piece.arm, "db": piece.db})
                     print(f"{tag}: stopped by {stop} after {_minsec(end[1]) if end else '?'}; its JSON is not kept. "
                           "Run the same command again to resume.", file=say, flush=True)
                     return 128 + stop.signum
