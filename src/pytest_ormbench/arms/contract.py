@@ -64,7 +64,7 @@ class Arm(abc.ABC):
     #: or a ``Database`` instance for an engine that comes with its arm. The harness counts
     #: commits and connections through it and copies and removes the arm's databases with it.
     database: ClassVar[Any] = "sqlite"
-    #: the values of the database axis (``--ormbench-db``) the arm runs on: ``sqlite`` is the embedded
+    #: the values of the database axis (``--ormbench-dbs``) the arm runs on: ``sqlite`` is the embedded
     #: side (SQLite, or the arm's own store), a server name means the arm connects to that server, and
     #: ``open()`` then receives a :class:`pytest_ormbench.backends.ServerLocation` instead of a path
     databases: ClassVar[tuple[str, ...]] = ("sqlite",)

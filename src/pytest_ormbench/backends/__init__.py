@@ -23,7 +23,7 @@ from pytest_ormbench.workload.cells import DATABASE_AXIS, DEFAULT_DB
 EMBEDDED = DEFAULT_DB
 DATABASES: dict[str, Database] = {"sqlite": SqliteDatabase(), "postgresql": PostgresDatabase(),
                                    "mysql": MysqlDatabase()}
-#: every value ``--ormbench-db`` takes, in the order tables show them
+#: every value ``--ormbench-dbs`` takes, in the order tables show them
 AXIS = DATABASE_AXIS
 assert tuple(DATABASES) == AXIS, "a backend for every value of the database axis (workload.cells.DATABASE_AXIS)"
 

@@ -11,7 +11,7 @@ class RecordError(ValueError):
     """A cell id or an ``extra_info`` that is not a pytest-ormbench cell."""
 
 
-#: the database axis: every value ``--ormbench-db`` takes, in the order tables show them (the one list;
+#: the database axis: every value ``--ormbench-dbs`` takes, in the order tables show them (the one list;
 #: the backends, the options and the report read it from here)
 DATABASE_AXIS = ("sqlite", "postgresql", "mysql")
 #: the database every cell ran on before the database axis existed (the embedded side: SQLite, or an arm's
