@@ -6,6 +6,7 @@ Every publish here is the raw sqlite3 control arm on one cell (Test 1, A, 5 rows
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -44,7 +45,7 @@ def test_a_publish_writes_the_piece_and_the_tables(done: Path) -> None:
     log = (done / "quick-sqlite3.log").read_text().splitlines()
     sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     assert log[0].startswith(f"ormbench publish: piece quick-sqlite3: tree {sha} ")
-    assert "--ormbench-arms=sqlite3 --ormbench-db=sqlite --ormbench-models=simple" in log[1]
+    assert re.search(r"--ormbench-arms=sqlite3 --ormbench-dbs?=sqlite --ormbench-models=simple", log[1])
     end = last_end_line(done / "quick-sqlite3.log")
     assert end is not None and end[0] == 0 and log[-1].startswith("exit=0 wall_seconds=")
     assert "| quick-sqlite3.log |" in (done / "wall-times.md").read_text()

@@ -65,6 +65,15 @@ except ImportError:  # a tree from before the role packages
 wanted, dbs, extra = json.loads(sys.argv[1])
 arms = all_arms(tuple(extra))
 out = {"package": pytest_ormbench.__file__, "arms": []}
+import importlib.util
+spec = importlib.util.find_spec("pytest_ormbench.plugin.options") or importlib.util.find_spec("pytest_ormbench.options")
+source = open(spec.origin, encoding="utf-8").read() if spec and spec.origin else ""
+out["db_flag"] = "--ormbench-dbs" if '"dbs"' in source or "ormbench-dbs" in source else "--ormbench-db"
+try:  # the built-in arms, where they install as a subpackage: they must come from the tree too
+    import pytest_ormbench.suites as suites
+    out["suites"] = suites.__file__
+except ImportError:
+    pass
 for name, entry in arms.items():
     info = {"name": name, "missing": entry.missing(), "control_for": getattr(entry, "control_for", ""),
             "databases": ["sqlite"]}
@@ -87,6 +96,7 @@ class Piece:
     arm: str
     db: str
     stem: str
+    db_flag: str = "--ormbench-db"  # the tree's spelling (--ormbench-dbs since the plural list axes)
 
 
 @dataclass
@@ -198,6 +208,8 @@ def make_plan(a: argparse.Namespace, extra: list[str]) -> Plan:
         raise PublishError(f"--preset: unknown value {preset!r}; valid: {', '.join(PRESETS)}")
     arms_opt, extra = _take(extra, "--ormbench-arms")
     db_opt, extra = _take(extra, "--ormbench-db")
+    dbs_opt, extra = _take(extra, "--ormbench-dbs")  # the plural spelling of newer trees
+    db_opt = dbs_opt or db_opt
     dbs = []
     for d in _csv(db_opt) or ["sqlite"]:
         d = DB_ALIASES.get(d.lower(), d.lower())
@@ -269,9 +281,28 @@ def freeze(repo: Path, rev: str, tree: Path) -> tuple[str, bool]:
             tar.extractall(tree, filter="data")
         else:  # pragma: no cover - git archive of our own commit: no absolute paths or links out
             tar.extractall(tree)
+    _link_package_dirs(tree)
     mark.write_text(sha + "\n", encoding="utf-8")
     dirty = bool(_git(top, "status", "--porcelain", "--untracked-files=no", "--", *paths)) and rev == "HEAD"
     return sha, dirty
+
+
+def _link_package_dirs(tree: Path) -> None:
+    """The subpackages pyproject maps to other folders (``pytest_ormbench.suites = bench_suites``) linked into
+    ``src/``, so that the frozen tree imports them from itself: an editable install would map them to the live
+    checkout, and a regular one would not find them beside the tree's own ``pytest_ormbench``."""
+    import tomllib
+
+    try:
+        mapping = tomllib.loads((tree / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return
+    for package, folder in (mapping.get("tool", {}).get("setuptools", {}).get("package-dir", {}) or {}).items():
+        parts = package.split(".")
+        if len(parts) > 1 and parts[0] == "pytest_ormbench" and (tree / folder).is_dir():
+            link = tree.joinpath("src", *parts)
+            if not link.exists():
+                link.symlink_to(os.path.relpath(tree / folder, link.parent), target_is_directory=True)
 
 
 def _tree_env(tree: Path) -> dict[str, str]:
@@ -290,9 +321,10 @@ def pieces_for(plan: Plan, tree: Path) -> tuple[list[Piece], list[str]]:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise PublishError(f"{plan.python} cannot load the plugin from the frozen tree: {last}")
     found = json.loads(done.stdout)
-    if not Path(found["package"]).resolve().is_relative_to(tree.resolve()):
-        raise PublishError(f"{plan.python} imports pytest_ormbench from {found['package']}, not from the frozen "
-                           "tree: the pieces would not run the frozen code")
+    for what in ("package", "suites"):
+        if what in found and not Path(found[what]).resolve().is_relative_to(tree.resolve()):
+            raise PublishError(f"{plan.python} imports {found[what]}, not the frozen tree's: the pieces would not "
+                               "run the frozen code")
     arms = {a["name"]: a for a in found["arms"]}
     unknown = [a for a in plan.arms if a not in arms]
     if unknown:
@@ -313,7 +345,8 @@ def pieces_for(plan: Plan, tree: Path) -> tuple[list[Piece], list[str]]:
                 if plan.arms:
                     notes.append(f"{name}: does not run on {db}")
                 continue
-            pieces.append(Piece(name, db, stem(plan.template, plan.name, name, db)))
+            pieces.append(Piece(name, db, stem(plan.template, plan.name, name, db),
+                                found.get("db_flag", "--ormbench-db")))
     if len({p.stem for p in pieces}) != len(pieces):
         raise PublishError(f"--template {plan.template} gives two pieces the same file name")
     if not pieces:
@@ -382,7 +415,7 @@ class Runner:
 
     def command(self, piece: Piece, json_path: Path) -> list[str]:
         return [self.plan.python, "-m", "pytest", "bench_suites", "-p", "no:cacheprovider", "-q",
-                f"--ormbench-preset={self.plan.preset}", f"--ormbench-arms={piece.arm}", f"--ormbench-db={piece.db}",
+                f"--ormbench-preset={self.plan.preset}", f"--ormbench-arms={piece.arm}", f"{piece.db_flag}={piece.db}",
                 *self.plan.passthrough, f"--benchmark-json={json_path}"]
 
     def run(self, piece: Piece) -> Outcome:
