@@ -7,6 +7,8 @@ from collections.abc import Mapping
 
 import pytest
 
+from pytest_ormbench.workload.cells import CellKey
+
 
 def test_orm(ormbench_cell, ormbench_run, request):
     """Report the cell: its rounds ran in worker processes, every round verified (a timed run's whole
@@ -19,11 +21,7 @@ def test_orm(ormbench_cell, ormbench_run, request):
     """
     record = ormbench_cell()
     info = dict(record) if isinstance(record, Mapping) else record.to_json()
-    cell = f"{info['arm']}-{info['model']}-{info['op_name']}-{info['mode']}-{info['table']}"
-    if info.get("db", "sqlite") != "sqlite":
-        cell += f"-{info['db']}"  # a server database ends the id; SQLite cells keep their ids
-    if info.get("rtt_ms") is not None:
-        cell += f"-rtt{info['rtt_ms']:g}"  # a latency sweep's cell: its round-trip time last
+    cell = CellKey.from_info(info).id  # the one id format
     assert cell == request.node.callspec.id, f"the record is {cell}'s"
     assert info["verified"] is True
     # the rounds in force (the command line, the ini file or the preset), as the plugin parsed them

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Mapping
 
 from pytest_ormbench.workload.spec import MODELS, OPS_BY_LETTER, OPS_BY_NAME, Op
 
@@ -58,6 +59,19 @@ class CellKey:
         if self.rtt_ms is not None:
             base += f"-rtt{format_rtt(self.rtt_ms)}"
         return base
+
+    @classmethod
+    def from_info(cls, info: Mapping[str, Any]) -> CellKey:
+        """The key an ``extra_info`` (a record's JSON) names: its ``arm``, ``model``, ``op``, ``mode``, ``table``,
+        ``db`` (absent in files from before the database axis: SQLite) and ``rtt_ms``."""
+        try:
+            key = cls(str(info["arm"]), str(info["model"]), str(info["op"]), str(info["mode"]), str(info["table"]),
+                      str(info.get("db") or DEFAULT_DB), None if info.get("rtt_ms") is None else float(info["rtt_ms"]))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise RecordError(f"not a pytest-ormbench cell ({type(exc).__name__}: {exc})") from None
+        if key.op not in OPS_BY_LETTER or key.model not in MODELS:
+            raise RecordError(f"not a pytest-ormbench cell: op {key.op!r}, model {key.model!r}")
+        return key
 
     @classmethod
     def parse(cls, cell_id: str) -> CellKey:
