@@ -12,19 +12,22 @@ import random
 import subprocess
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Sequence
 
 import pytest
 
 from pytest_ormbench.commands.main import main
+from pytest_ormbench.workload.cells import CellKey
 from pytest_ormbench.results.record import CellRecord
 from pytest_ormbench.results.compare import (GONE, IMPROVEMENT, NEW, NOISE, REGRESSION, UNCHANGED, CompareError,
-    Side, Thresholds, compare, holm, load_side, mann_whitney, render_markdown, render_text)
+    Side, Thresholds, compare, load_side, render_markdown, render_text)
+from pytest_ormbench.results.stats import holm, mann_whitney
 
 MACHINE = {"node": "runner-1", "machine": "x86_64", "python_version": "3.13.0", "system": "Linux",
            "release": "6.0", "cpu": {"brand_raw": "Test CPU", "count": 2}}
-PEEWEE_A = ("peewee", "simple", "A", "warm", "default")
+PEEWEE_A = CellKey("peewee", "simple", "A", "warm", "default")
 
 
 def rounds(rng: random.Random, seconds: float, spread: float = 0.01, n: int = 5) -> list[float]:
@@ -342,7 +345,7 @@ def test_holm_keeps_chance_significance_out_of_a_large_matrix() -> None:
 
 def test_holm_still_flags_a_real_slowdown_among_44_cells() -> None:
     cmp = compare(*_noise_matrix(1, 44, 15, slow={3: 1.3}), Thresholds())
-    assert [r.key[0] for r in cmp.regressions] == ["arm3"] and not cmp.improvements
+    assert [r.key.arm for r in cmp.regressions] == ["arm3"] and not cmp.improvements
     (cell,) = cmp.regressions
     assert cell.p_raw is not None and cell.p == pytest.approx(min(1.0, 44 * cell.p_raw)) and cell.p < 0.05
     assert "alpha 0.05 for the whole comparison (Holm over 44 cells)" in render_text(cmp)
@@ -355,7 +358,7 @@ def test_five_rounds_cannot_reach_holm_over_44_cells_and_the_warning_says_how_ma
     assert "44 cell(s) have 5 round(s)" in warning and "none of them can ever be flagged" in warning
     assert "--ormbench-rounds=8" in warning
     uncorrected = compare(*_noise_matrix(2, 44, 5, slow={0: 2.0}), Thresholds(), correction="none")
-    assert [r.key[0] for r in uncorrected.regressions][:1] == ["arm0"]
+    assert [r.key.arm for r in uncorrected.regressions][:1] == ["arm0"]
 
 
 def test_the_command_takes_the_correction(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -400,7 +403,7 @@ def test_a_machine_that_drifted_is_not_a_regression() -> None:
 
 def test_a_real_slowdown_shows_through_the_drift() -> None:
     cmp = compare(*_drifting_runs(12, 0.8, {"peewee": 1.3}), Thresholds())
-    assert {c.key[0] for c in cmp.regressions} == {"peewee"} and len(cmp.regressions) == 11
+    assert {c.key.arm for c in cmp.regressions} == {"peewee"} and len(cmp.regressions) == 11
     assert not cmp.improvements  # sqlalchemy ran 20 % faster, like the machine: not an improvement
     assert all(c.ratio == pytest.approx(1.3, rel=0.1) for c in cmp.regressions)
 
@@ -408,7 +411,7 @@ def test_a_real_slowdown_shows_through_the_drift() -> None:
 def test_too_few_control_cells_fall_back_to_the_probe_floor() -> None:
     base, new = _drifting_runs(13, 1.0, {})
     for s in (base, new):
-        s.cells = {k: c for k, c in s.cells.items() if k[0] != "sqlite3" or k[2] in "AB"}
+        s.cells = {k: c for k, c in s.cells.items() if k.arm != "sqlite3" or k.op in "AB"}
     cmp = compare(base, new, Thresholds())
     assert not cmp.drifts and all(c.floor == 0.5 for c in cmp.cells if c.p_raw is not None)
     assert any("the control arm sqlite3 has 2 cell(s) in both runs, fewer than 3" in w for w in cmp.warnings)
@@ -434,7 +437,7 @@ def _mixed() -> tuple[Side, Side]:
 
 def test_text_table_is_sorted_by_verdict_then_id() -> None:
     cmp = compare(*_mixed(), Thresholds())
-    assert [(r.category, r.key[2]) for r in cmp.cells] == [(REGRESSION, "D"), (REGRESSION, "A"),
+    assert [(r.category, r.key.op) for r in cmp.cells] == [(REGRESSION, "D"), (REGRESSION, "A"),
                                                            (IMPROVEMENT, "B"), (NOISE, "C")]
     text = render_text(cmp)
     lines = text.splitlines()
@@ -675,12 +678,23 @@ def _two_databases(seed: int, sqlite_machine: float, pg_machine: float, pg_contr
 
 def test_sqlite_and_postgresql_cells_of_one_arm_never_collide() -> None:
     base, _ = _two_databases(21, 1.0, 1.0)
-    assert PEEWEE_A in base.cells and (*PEEWEE_A, "postgresql") in base.cells
+    assert PEEWEE_A in base.cells and replace(PEEWEE_A, db="postgresql") in base.cells
     assert len(base.cells) == 6 * 11
     assert base.cells[PEEWEE_A].record.id == "peewee-simple-insert_single-warm-default"
-    assert base.cells[(*PEEWEE_A, "postgresql")].record.id == "peewee-simple-insert_single-warm-default-postgresql"
+    assert base.cells[replace(PEEWEE_A, db="postgresql")].record.id == "peewee-simple-insert_single-warm-default-postgresql"
     cmp = compare(*_two_databases(21, 1.0, 1.0), Thresholds())
     assert len(cmp.cells) == 66 and len({c.id for c in cmp.cells}) == 66
+
+
+def test_a_sweep_cell_and_its_direct_cell_are_two_cells_of_their_own_places() -> None:
+    """Keys with and without an RTT sit side by side (one key type, CellKey: its place names the RTT)."""
+    rng = random.Random(25)
+    pg = {"db": "postgresql"}
+    cells = [bench(rounds(rng, 0.1), **pg), bench(rounds(rng, 0.1), rtt_ms=5.0, **pg)]
+    cmp = compare(side(*cells), side(*cells), Thresholds())
+    assert sorted(c.id for c in cmp.cells) == ["peewee-simple-insert_single-warm-default-postgresql",
+                                               "peewee-simple-insert_single-warm-default-postgresql-rtt5"]
+    assert {c.key.place for c in cmp.cells} == {"postgresql", "postgresql@5ms"}
 
 
 def test_drift_is_corrected_per_database_by_its_own_control_arms() -> None:
@@ -697,14 +711,14 @@ def test_drift_is_corrected_per_database_by_its_own_control_arms() -> None:
     assert "the control arm's floor is used instead" in text
     # a real slowdown of peewee on PostgreSQL shows through, and only there
     cmp = compare(*_two_databases(23, 1.3, 0.8, slow={("peewee", "postgresql"): 1.3}), Thresholds())
-    assert {(c.key[0], c.key[5] if len(c.key) > 5 else "sqlite") for c in cmp.regressions} == {("peewee", "postgresql")}
+    assert {(c.key.arm, c.key.db) for c in cmp.regressions} == {("peewee", "postgresql")}
 
 
 def test_a_database_without_control_cells_takes_the_sqlite3_correction() -> None:
     cmp = compare(*_two_databases(24, 1.3, 1.3, pg_controls=False), Thresholds())
     assert set(cmp.drifts) == {("warm", "default", "sqlite")}
     assert not cmp.regressions and not cmp.improvements
-    pg_cells = [c for c in cmp.cells if len(c.key) > 5]
+    pg_cells = [c for c in cmp.cells if c.key.db != "sqlite"]
     assert pg_cells and all(c.floor == cmp.drifts[("warm", "default", "sqlite")].floor for c in pg_cells)
     (warning,) = [w for w in cmp.warnings if "on postgresql" in w]
     assert warning.startswith("warm/default cells on postgresql: the control arms psycopg, asyncpg have 0 cell(s)")

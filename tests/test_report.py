@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ormbench.commands.main import main
+from pytest_ormbench.workload.cells import CellKey
 from pytest_ormbench.results.report.load import load
 from pytest_ormbench.results.stats import geometric_mean, rows_per_second
 
@@ -45,13 +46,13 @@ def test_geometric_mean_and_ratio_arithmetic() -> None:
 
 def test_same_cell_in_two_files_uses_the_later_run() -> None:
     runs = load([DATA / "cold.json", DATA / "rerun.json"])
-    cell = runs.cells[("peewee", "simple", "D", "cold", "default")]
+    cell = runs.cells[CellKey("peewee", "simple", "D", "cold", "default")]
     assert cell.source.endswith("rerun.json")
     assert cell.rows_per_s == pytest.approx(500_000)
-    assert any("the later run" in n and "peewee-simple-D-cold-default" in n for n in runs.notes)
+    assert any("the later run" in n and "peewee-simple-filter_large-cold-default" in n for n in runs.notes)
     # order of the files does not matter
     runs = load([DATA / "rerun.json", DATA / "cold.json"])
-    assert runs.cells[("peewee", "simple", "D", "cold", "default")].source.endswith("rerun.json")
+    assert runs.cells[CellKey("peewee", "simple", "D", "cold", "default")].source.endswith("rerun.json")
 
 
 def test_cells_missing_from_a_file_show_as_dashes(capsys: pytest.CaptureFixture[str]) -> None:
@@ -308,7 +309,7 @@ def test_a_timed_file_and_an_instructions_file_fold(tmp_path: Path, capsys: pyte
     ], "2026-12-02T10:00:00")  # the later run: it must still not give the rows/s
     for order in ([timed, counted], [counted, timed]):
         runs = load(order)
-        cell = runs.cells[("peewee", "simple", "A", "warm", "default")]
+        cell = runs.cells[CellKey("peewee", "simple", "A", "warm", "default")]
         assert cell.source == str(timed) and cell.rows_per_s == pytest.approx(100 / 0.02)
         assert cell.instructions_record is not None and cell.instructions_per_row == pytest.approx(40_000)
         assert cell.statements_per_op == {"INSERT": 100, "COMMIT": 100}
@@ -325,7 +326,7 @@ def test_a_timed_file_and_an_instructions_file_fold(tmp_path: Path, capsys: pyte
     assert "supplies those cells' instructions only" in out  # the Runs table's note
     # a later timed rerun replaces the timed record and keeps the instructions beside it
     rerun = _write(tmp_path / "rerun.json", [_record("peewee", "A", seconds=0.04)], "2026-12-03T10:00:00")
-    cell = load([timed, counted, rerun]).cells[("peewee", "simple", "A", "warm", "default")]
+    cell = load([timed, counted, rerun]).cells[CellKey("peewee", "simple", "A", "warm", "default")]
     assert cell.source == str(rerun) and cell.instructions_per_row == pytest.approx(40_000)
 
 
@@ -350,14 +351,14 @@ def test_a_file_of_instrumented_cells_only_still_makes_a_report(tmp_path: Path,
 
 
 def test_a_note_where_wall_time_and_instructions_rank_two_arms_differently() -> None:
-    from pytest_ormbench.results.report.load import Cell, Runs
+    from pytest_ormbench.results.report.load import LoadedCell, Runs
     from pytest_ormbench.results.report.tables import disagreements, instructions
 
     def runs_with(django_seconds: float, django_count: float = 36_000) -> Runs:
         runs = Runs(sources=["t", "i"])
         for arm, seconds, count in (("peewee", 0.02, 30_000), ("django", django_seconds, django_count)):
-            runs.add(Cell(_record(arm, "A", seconds=seconds), "t", "2026-12-01", {}))
-            runs.add(Cell(_record(arm, "A", instructions=count), "i", "2026-12-02", {}))
+            runs.add(LoadedCell(_record(arm, "A", seconds=seconds), "t", "2026-12-01", {}))
+            runs.add(LoadedCell(_record(arm, "A", instructions=count), "i", "2026-12-02", {}))
         return runs
 
     # Django 1.3× faster by wall time, 1.2× more instructions: a note
@@ -375,8 +376,8 @@ def test_a_note_where_wall_time_and_instructions_rank_two_arms_differently() -> 
     # many arms: one line for the op, three pairs named, the rest counted
     runs = Runs(sources=["t", "i"])
     for n, arm in enumerate(["sqlite3", "django", "peewee", "objectbox"]):
-        runs.add(Cell(_record(arm, "A", seconds=0.01 * (1 + n)), "t", "2026-12-01", {}))
-        runs.add(Cell(_record(arm, "A", instructions=1000 * (5 - n)), "i", "2026-12-02", {}))
+        runs.add(LoadedCell(_record(arm, "A", seconds=0.01 * (1 + n)), "t", "2026-12-01", {}))
+        runs.add(LoadedCell(_record(arm, "A", instructions=1000 * (5 - n)), "i", "2026-12-02", {}))
     lines = disagreements(runs, "simple", "warm", "default")
     assert len(lines) == 2 and lines[1].count("×,") == 2 and lines[1].endswith("; and 3 more pair(s).")
 
@@ -536,8 +537,8 @@ def test_the_same_cell_on_sqlite_and_postgresql_is_two_cells(tmp_path: Path) -> 
     for paths in ([lite, pg], [pg, lite]):
         runs = load(paths)
         assert not any("is used" in n for n in runs.notes)
-        assert runs.cells[("peewee", "simple", "D", "warm", "default")].rows_per_s == pytest.approx(100 / 0.003)
-        assert runs.cells[("peewee", "simple", "D", "warm", "default", "postgresql")].rows_per_s == \
+        assert runs.cells[CellKey("peewee", "simple", "D", "warm", "default")].rows_per_s == pytest.approx(100 / 0.003)
+        assert runs.cells[CellKey("peewee", "simple", "D", "warm", "default", "postgresql")].rows_per_s == \
             pytest.approx(100 / 0.012)
         lite_rows = {r[0]: r for r in detail(runs.at("sqlite"), "simple", "warm", "default").rows}
         pg_rows = {r[0]: r for r in detail(runs.at("postgresql"), "simple", "warm", "default").rows}
@@ -549,8 +550,8 @@ def test_the_same_cell_on_sqlite_and_postgresql_is_two_cells(tmp_path: Path) -> 
     # a rerun of a PostgreSQL cell replaces that cell only, and the note names it with its database
     rerun = _write(tmp_path / "rerun.json", [_db_record("peewee", "D", 0.006, "postgresql")], "2026-12-03T10:00:00")
     runs = load([lite, pg, rerun])
-    assert any("cell peewee-simple-D-warm-default-postgresql is in" in n for n in runs.notes)
-    assert runs.cells[("peewee", "simple", "D", "warm", "default")].source == str(lite)
+    assert any("cell peewee-simple-filter_large-warm-default-postgresql is in" in n for n in runs.notes)
+    assert runs.cells[CellKey("peewee", "simple", "D", "warm", "default")].source == str(lite)
 
 
 def test_a_latency_sweeps_own_direct_cell_does_not_replace_the_main_runs(tmp_path: Path) -> None:
@@ -563,7 +564,7 @@ def test_a_latency_sweeps_own_direct_cell_does_not_replace_the_main_runs(tmp_pat
     sweep = _write(tmp_path / "sweep.json", sweep_direct + _sweep_records(), "2026-12-02T10:00:00")
     for paths in ([main, sweep], [sweep, main]):
         runs = load(paths)
-        key = ("peewee", "simple", "D", "warm", "default", "postgresql")
+        key = CellKey("peewee", "simple", "D", "warm", "default", "postgresql")
         assert runs.cells[key].source == str(main) and runs.cells[key].sweep_direct_cell.source == str(sweep)
         pg = {r[0]: r for r in detail(runs.at("postgresql"), "simple", "warm", "default").rows}
         assert pg["D Filter: Large"][4] == "8,333"  # peewee: the main run's 12 ms, not the sweep's 50 ms
@@ -575,9 +576,9 @@ def test_a_latency_sweeps_own_direct_cell_does_not_replace_the_main_runs(tmp_pat
     # a second main run still replaces the first by time, and keeps the sweep's record beside it
     rerun = _write(tmp_path / "rerun.json", [_db_record("peewee", "D", 0.006, "postgresql")], "2026-12-03T10:00:00")
     runs = load([main, sweep, rerun])
-    key = ("peewee", "simple", "D", "warm", "default", "postgresql")
+    key = CellKey("peewee", "simple", "D", "warm", "default", "postgresql")
     assert runs.cells[key].source == str(rerun) and runs.cells[key].sweep_direct_cell.source == str(sweep)
-    assert any("cell peewee-simple-D-warm-default-postgresql is in" in n for n in runs.notes)
+    assert any("cell peewee-simple-filter_large-warm-default-postgresql is in" in n for n in runs.notes)
 
 
 def test_an_arm_on_two_databases_has_one_label() -> None:
@@ -639,10 +640,10 @@ def test_replaced_cells_get_one_note_per_pair_of_files_whatever_the_order(tmp_pa
     third = _write(tmp_path / "c.json", [_record("sqlite3", "A"), _record("django", "A")], "2026-12-02T12:00:00")
     notes = [n for n in load([first, second, third]).notes if "the later run" in n]
     assert notes == [
-        f"cells sqlite3-simple-B-warm-default, sqlite3-simple-D-warm-default, sqlite3-simple-F-warm-default are in "
-        f"{first} and {second}; the later run ({second}) is used",
-        f"cell sqlite3-simple-A-warm-default is in {first} and {third}; the later run ({third}) is used",
-        f"cell sqlite3-simple-A-warm-default is in {second} and {third}; the later run ({third}) is used",
+        f"cells sqlite3-simple-filter_large-warm-default, sqlite3-simple-get-warm-default, "
+        f"sqlite3-simple-insert_batch-warm-default are in {first} and {second}; the later run ({second}) is used",
+        f"cell sqlite3-simple-insert_single-warm-default is in {first} and {third}; the later run ({third}) is used",
+        f"cell sqlite3-simple-insert_single-warm-default is in {second} and {third}; the later run ({third}) is used",
     ]
     for order in ([third, second, first], [second, first, third]):
         assert [n for n in load(order).notes if "the later run" in n] == notes

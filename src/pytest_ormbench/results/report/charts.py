@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pytest_ormbench.workload.spec import MODELS, OPS_BY_LETTER
 from pytest_ormbench.workload.cells import DEFAULT_DB, format_rtt
+from pytest_ormbench.arms.registry import CONTROL_ARMS
 from pytest_ormbench.results.report import tables as T
 from pytest_ormbench.results.report.load import Runs
 
@@ -46,7 +47,7 @@ def arm_styles(arms: list[str], plt) -> dict[str, dict[str, object]]:  # noqa: A
     for arm in arms:
         base = next((arm[: -len(sfx)] for sfx in VARIANT_SUFFIXES if arm.endswith(sfx)), arm)
         variant = base != arm
-        if arm in T.CONTROL_ARMS:
+        if arm in CONTROL_ARMS:
             styles[arm] = ({"color": CONTROL_COLOUR, "hatch": "////", "edgecolor": "white", "linewidth": 0}
                            if T.ASYNC_CONTROLS.get(arm) else {"color": CONTROL_COLOUR})
             continue

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from pytest_ormbench.workload.cells import DEFAULT_DB, SERVER_DBS, RecordError, format_rtt
+from pytest_ormbench.workload.cells import DEFAULT_DB, SERVER_DBS, CellKey, RecordError
 from pytest_ormbench.results.record import CellRecord
 
 REQUIRED = ("arm", "model", "op", "mode", "table", "rows", "verified")
@@ -39,8 +39,9 @@ class ReportError(Exception):
 
 
 @dataclass
-class Cell:
-    """One cell's record as read from a file: the record and where it came from.
+class LoadedCell:
+    """One cell as read from a file: its record and where it came from (which cell it is: ``key``, a
+    :class:`CellKey`).
 
     ``record`` is the cell's timed record when it has one (its environment, facts and rows/s are the
     report's); ``instructions_cell`` is the same cell from an instructions run, folded in beside it.
@@ -52,16 +53,16 @@ class Cell:
     run_datetime: str
     machine: dict[str, Any]
     #: the same cell from an instrumented (callgrind) run, when ``record`` is a timed one
-    instructions_cell: Cell | None = None
+    instructions_cell: LoadedCell | None = None
     #: a direct cell of a file that also ran it through the latency proxy (a latency sweep's own baseline)
     from_sweep: bool = False
     #: that sweep's record of this cell, when another file's record is the report's (the "direct" column)
-    sweep_direct_cell: Cell | None = None
+    sweep_direct_cell: LoadedCell | None = None
 
     @property
-    def key(self) -> tuple[Any, ...]:
-        """(arm, model, op, mode, table), then the database (and RTT) for a cell not on SQLite."""
-        return self.record.key.astuple()
+    def key(self) -> CellKey:
+        """Which cell: the record's key (an arm's SQLite and PostgreSQL cells are two keys, never one)."""
+        return self.record.key
 
     @property
     def place(self) -> str:
@@ -82,7 +83,7 @@ class Cell:
         return self.record.rows_per_s if self.record.timed else None
 
     @property
-    def parts(self) -> list[Cell]:
+    def parts(self) -> list[LoadedCell]:
         """The cell as read from each file that supplies it: the timed one first."""
         return [self, *([self.instructions_cell] if self.instructions_cell else [])]
 
@@ -110,11 +111,6 @@ class Cell:
         return next((p.record.statements_note for p in self.parts if p.record.statements_note), None)
 
 
-def key_text(key: tuple[Any, ...]) -> str:
-    """A cell key as notes write it: ``peewee-simple-D-cold-default``, ``...-default-postgresql-5``."""
-    return "-".join(format_rtt(k) if isinstance(k, float) else str(k) for k in key)
-
-
 def place_order(place: str) -> tuple[int, str, float]:
     """The report's order of places: SQLite, then each server database directly, then its latency sweep by RTT."""
     db, _, rtt = place.partition("@")
@@ -124,7 +120,7 @@ def place_order(place: str) -> tuple[int, str, float]:
 
 @dataclass
 class Runs:
-    cells: dict[tuple[Any, ...], Cell] = field(default_factory=dict)
+    cells: dict[CellKey, LoadedCell] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     sources: list[str] = field(default_factory=list)
     #: source -> the run-level facts the plugin wrote (schedule, drift probe, floor), when present
@@ -135,7 +131,7 @@ class Runs:
     #: latency sweep); None: every cell read
     scope: str | None = None
     #: records that a later run's record of the same cell replaced (their notes: :meth:`replaced_notes`)
-    superseded: list[Cell] = field(default_factory=list, repr=False, compare=False)
+    superseded: list[LoadedCell] = field(default_factory=list, repr=False, compare=False)
     #: the runs a scoped one was cut from (labels and footnotes speak for every database)
     whole: Runs | None = field(default=None, repr=False, compare=False)
 
@@ -158,7 +154,7 @@ class Runs:
         return Runs(cells, self.notes, self.sources, self.run_facts, self.written,
                     scope=db + ("@rtt" if sweep else ""), whole=whole)
 
-    def add(self, cell: Cell) -> None:
+    def add(self, cell: LoadedCell) -> None:
         """Fold a cell in: per key one timed and one instrumented record, each the later run's; a latency
         sweep's own direct record goes beside another file's timed one (the latency tables' "direct")."""
         old = self.cells.get(cell.key)
@@ -183,7 +179,7 @@ class Runs:
         else:
             self.cells[cell.key] = self._later(old, cell)
 
-    def _later(self, old: Cell, new: Cell) -> Cell:
+    def _later(self, old: LoadedCell, new: LoadedCell) -> LoadedCell:
         """Of two records of one kind for a cell, the later run's (the other is kept for :meth:`replaced_notes`)."""
         newer, older = (new, old) if new.run_datetime >= old.run_datetime else (old, new)
         self.superseded.append(older)
@@ -195,7 +191,7 @@ class Runs:
         Worked out from the final cells, so the lines do not depend on the order the files were read in; a
         run that also ran the control arm beside its own (the default) supplies that arm's cells to every
         such pair, which a line per cell would list hundreds of times."""
-        pairs: dict[tuple[str, str], list[Cell]] = defaultdict(list)
+        pairs: dict[tuple[str, str], list[LoadedCell]] = defaultdict(list)
         for lost in self.superseded:
             final = self.cells[lost.key]
             if lost.from_sweep and not final.from_sweep:
@@ -207,7 +203,7 @@ class Runs:
             pairs[(lost.source, used.source)].append(lost)
         notes = []
         for (older, newer), lost in sorted(pairs.items()):
-            keys = sorted(key_text(c.key) for c in lost)
+            keys = sorted(c.key.id for c in lost)
             if len(keys) <= 3:
                 which = f"cell{'s' if len(keys) > 1 else ''} {', '.join(keys)}"
             else:
@@ -244,7 +240,8 @@ class Runs:
         return notes
 
 
-def _read_json(path: Path) -> Any:
+def read_json(path: Path) -> Any:
+    """A JSON file's document, or ReportError naming the file and what is wrong with it."""
     if not path.exists():
         raise ReportError(f"{path}: no such file")
     if path.is_dir():
@@ -257,7 +254,7 @@ def _read_json(path: Path) -> Any:
         raise ReportError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
 
 
-def cells_from_document(doc: Any, source: str) -> tuple[list[Cell], int, int]:
+def cells_from_document(doc: Any, source: str) -> tuple[list[LoadedCell], int, int]:
     """The ormbench cells of one pytest-benchmark document, how many other benchmarks it had, and how many
     cells were not marked verified (left out: a figure counts only if its operation was checked)."""
     if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
@@ -279,11 +276,11 @@ def cells_from_document(doc: Any, source: str) -> tuple[list[Cell], int, int]:
             record = CellRecord.from_json(info, [float(x) for x in data])
         except (RecordError, TypeError, ValueError) as exc:
             raise ReportError(f"{source}: cell {bench.get('name')}: {exc}") from None
-        cells.append(Cell(record, source, str(doc.get("datetime", "")), doc.get("machine_info") or {}))
+        cells.append(LoadedCell(record, source, str(doc.get("datetime", "")), doc.get("machine_info") or {}))
     return cells, foreign, unverified
 
 
-def require_cells(cells: list[Cell], unverified: int, source: str) -> None:
+def require_cells(cells: list[LoadedCell], unverified: int, source: str) -> None:
     """A file must give at least one verified cell; say which way it fails."""
     if not cells and unverified:
         raise ReportError(f"{source}: none of its {unverified} pytest-ormbench cells is marked verified")
@@ -298,7 +295,7 @@ def load(paths: Iterable[str | Path]) -> Runs:
         raise ReportError("no JSON files given")
     for p in paths:
         path = Path(p)
-        doc = _read_json(path)
+        doc = read_json(path)
         cells, foreign, unverified = cells_from_document(doc, str(path))
         require_cells(cells, unverified, str(path))
         if foreign:
@@ -324,5 +321,5 @@ def runs_from_records(records: Iterable[CellRecord], machine: Mapping[str, Any],
     runs = Runs(sources=["this run"], run_facts={"this run": dict(run_facts)} if run_facts else {},
                 written={"this run": when})
     for rec in records:
-        runs.add(Cell(rec, "this run", when, dict(machine)))
+        runs.add(LoadedCell(rec, "this run", when, dict(machine)))
     return runs

@@ -7,13 +7,19 @@ from collections import defaultdict
 from typing import Iterable, Sequence
 
 from pytest_ormbench.workload.cells import DEFAULT_DB, format_rtt
+from pytest_ormbench.arms.registry import CONTROL_ARMS
 from pytest_ormbench.results.report import tables as T
+from pytest_ormbench.results.report.format import db_title
 from pytest_ormbench.results.report.load import Runs
+from pytest_ormbench.results.report.table import Table, markdown_table, text_table
+
+__all__ = ["database_tables", "markdown_table", "render", "render_not_run", "render_summary", "sections",
+           "text_table"]
 
 
-def database_tables(runs: Runs) -> list[T.Table]:
+def database_tables(runs: Runs) -> list[Table]:
     """One database's tables, in order: each group's instructions and statements right below its rows/s."""
-    out: list[T.Table] = []
+    out: list[Table] = []
     for table in ("default", "large"):
         t = T.overall(runs, table)
         if t:
@@ -32,7 +38,7 @@ def database_tables(runs: Runs) -> list[T.Table]:
     return out
 
 
-def _in_section(tables: list[T.Table], section: str, intro: str, suffix: str = "", anchor: str = "") -> list[T.Table]:
+def _in_section(tables: list[Table], section: str, intro: str, suffix: str = "", anchor: str = "") -> list[Table]:
     """The tables under one section heading; a server's tables also carry its name in their titles and anchors
     (so that GitHub's heading anchors stay apart from SQLite's)."""
     for t in tables:
@@ -46,19 +52,19 @@ def _in_section(tables: list[T.Table], section: str, intro: str, suffix: str = "
 
 def _server_intro(runs: Runs, db: str) -> str:
     names = T.labels(runs)
-    controls = [a for a, on in T.CONTROL_ARMS.items() if on == db]
+    controls = [a for a, on in CONTROL_ARMS.items() if on == db]
     if not controls:
-        return f"The cells that stored in {T.db_title(db)}, reached directly."
+        return f"The cells that stored in {db_title(db)}, reached directly."
     sync = [T.control_label(names, c) for c in controls if not T.ASYNC_CONTROLS.get(c, False)]
     asyn = [T.control_label(names, c) for c in controls if T.ASYNC_CONTROLS.get(c, False)]
     how = "; ".join(p for p in (f"sync arms are priced against {' and '.join(sync)}" if sync else "",
                                 f"async arms against {' and '.join(asyn)}" if asyn else "") if p)
-    return (f"The cells that stored in {T.db_title(db)}, reached directly, with the arms that ran there. Its control "
+    return (f"The cells that stored in {db_title(db)}, reached directly, with the arms that ran there. Its control "
             f"arms are hand-written SQL on the raw drivers, the yardsticks of ORM overhead here: {how}. Best leaves "
             "them out.")
 
 
-def sections(runs: Runs) -> list[T.Table]:
+def sections(runs: Runs) -> list[Table]:
     """The report's tables in order: SQLite's, then each server database's, its latency sweep, then the runs.
 
     A report of SQLite cells only has no section headings (and is what it was before the database axis)."""
@@ -66,13 +72,13 @@ def sections(runs: Runs) -> list[T.Table]:
     servers = [db for db in dbs if db != DEFAULT_DB]
     if not servers:
         return [*database_tables(runs), T.runs_table(runs)]
-    out: list[T.Table] = []
+    out: list[Table] = []
     if DEFAULT_DB in dbs:
         out += _in_section(database_tables(runs.at(DEFAULT_DB)), "SQLite",
                            "The cells that stored in SQLite (ObjectBox: in its own store). ORM overhead is priced "
                            "against hand-written SQL on the standard library's sqlite3, the control arm.")
     for db in servers:
-        title = T.db_title(db)
+        title = db_title(db)
         out += _in_section(database_tables(runs.at(db)), title, _server_intro(runs, db), f" — {title}", f"-{db}")
         sweep = T.latency(runs, db)
         if sweep:
@@ -85,37 +91,7 @@ def sections(runs: Runs) -> list[T.Table]:
     return out + _in_section([T.runs_table(runs)], "Sources and notes", "")
 
 
-def _md_cell(text: str) -> str:
-    return str(text).replace("|", "\\|")
-
-
-def markdown_table(t: T.Table, heading: str = "###") -> str:
-    """A GitHub table: text columns aligned left, figures right; ``heading=""`` leaves the title out."""
-    lines = [f"{heading} {t.title}", ""] if heading else []
-    lines.append("| " + " | ".join(_md_cell(h) for h in t.header) + " |")
-    lines.append("| " + " | ".join("---" if i == 0 or i in t.text_columns else "---:"
-                                   for i in range(len(t.header))) + " |")
-    for row in t.rows:
-        lines.append("| " + " | ".join(_md_cell(c) for c in row) + " |")
-    if t.notes:
-        lines.append("")
-        lines.extend(f"{n}  " if i < len(t.notes) - 1 else n for i, n in enumerate(t.notes))
-    return "\n".join(lines)
-
-
-def text_table(t: T.Table) -> str:
-    widths = [max(len(str(r[i])) for r in [t.header, *t.rows]) for i in range(len(t.header))]
-
-    def line(r: Sequence[str]) -> str:
-        return "  ".join(str(c).ljust(w) if i == 0 or i in t.text_columns else str(c).rjust(w)
-                         for i, (c, w) in enumerate(zip(r, widths))).rstrip()
-
-    out = [t.title, line(t.header), "  ".join("-" * w for w in widths), *(line(r) for r in t.rows)]
-    out.extend(t.notes)
-    return "\n".join(out)
-
-
-def _text_body(body: Sequence[T.Table], sep: str = "\n") -> list[str]:
+def _text_body(body: Sequence[Table], sep: str = "\n") -> list[str]:
     """The tables as text, each section opened by an "== name ==" line (and its intro)."""
     out, section = [], ""
     for t in body:
