@@ -4,7 +4,7 @@ For each op of an arm (the raw sqlite3 control by default, ``--arm`` another; wa
 plugin's default sizes), rounds alternate between the plugin's timed region (``runner.run_round`` under a
 GC discipline) and a bare loop around the same adapter method (``perf_counter`` before and after, nothing done to the garbage
 collector), on the same arm, connection and starting state (restored before every round), the order
-swapped every pair. Both kinds of round prepare their inputs the same way (``runner._prepare``) and are
+swapped every pair. Both kinds of round prepare their inputs the same way (``runner.prepare_inputs``) and are
 followed by the same verification, so the only difference is what the plugin does around the clock.
 
 Printed per op and discipline: the median over pairs of bare time / plugin time (1.000: the plugin's
@@ -35,7 +35,7 @@ from pytest_ormbench.measuring.verify import verify
 
 def bare_round(arm, plan, db) -> float:
     """The same op timed by a bare loop: prepare, clock, call, clock; the collector left alone."""
-    args, objs = runner._prepare(arm, plan)
+    args, objs = runner.prepare_inputs(arm, plan)
     method = getattr(arm, plan.op.name)
     if arm.is_async:  # as the plugin times an async op: the coroutine made first, the loop run inside the clock
         coro, loop = method(*args), runner.event_loop()

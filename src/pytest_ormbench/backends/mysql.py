@@ -9,7 +9,7 @@ to workers as on PostgreSQL (:mod:`.server`). Here, in the worker, the harness:
   then ``INSERT ... SELECT``): MariaDB has no ``CREATE DATABASE ... TEMPLATE``;
 - restores a database in place between warm rounds (:meth:`MysqlDatabase.restore`): ``TRUNCATE``, a refill
   from the template ``ORDER BY`` the primary key, ``AUTO_INCREMENT`` set back, ``ANALYZE TABLE``, so that
-  the arm's connection stays open; the other candidates are measured in ``results/mysql_restore_cost.py``;
+  the arm's connection stays open; the other candidates are measured in ``experiments/mysql_restore_cost.py``;
 - writes every dirty page of the copied or restored tables before the op (``FLUSH TABLES ... FOR
   EXPORT``), as PostgreSQL's ``CHECKPOINT`` does;
 - counts write transactions from InnoDB's ``trx_rw_commits`` counter, connections from
@@ -97,7 +97,7 @@ class MysqlDatabase(ServerDatabase):
     #: how long a restore waits for the arm's metadata locks before it says the arm left a transaction open
     restore_lock_timeout: ClassVar[int] = 10
     #: how a warm round restores (``truncate``: TRUNCATE and refill; ``delete``: DELETE and refill; ``copy``:
-    #: a new copy of the template): the choice is measured in results/mysql_restore_cost.py
+    #: a new copy of the template): the choice is measured in experiments/mysql_restore_cost.py
     restore_method: ClassVar[str] = "truncate"
 
     settings_sql: ClassVar[str] = SETTINGS_SQL

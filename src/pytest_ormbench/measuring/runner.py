@@ -148,7 +148,7 @@ def ensure_template(arm_cls: type[Arm], state: State, settings: Settings, templa
     return path
 
 
-def _prepare(arm: Arm, plan: CellPlan) -> tuple[tuple[Any, ...], list[Any] | None]:
+def prepare_inputs(arm: Arm, plan: CellPlan) -> tuple[tuple[Any, ...], list[Any] | None]:
     """Everything before the timer: objects built, rows loaded, values chosen."""
     name, inputs = plan.op.name, plan.inputs
     if name.startswith("insert_"):
@@ -177,7 +177,7 @@ def _prepare(arm: Arm, plan: CellPlan) -> tuple[tuple[Any, ...], list[Any] | Non
 #: ``disable``: the same, and the collector off while timed (what timeit does);
 #: ``prep-collect``: ``freeze`` after a full collection before preparation;
 #: ``collect``: the old discipline, a full collection and a freeze right before the clock;
-#: ``none``: nothing at all (the bare loop of results/fidelity.py).
+#: ``none``: nothing at all (the bare loop of experiments/fidelity.py).
 GC_DISCIPLINES = ("freeze", "disable", "prep-collect", "collect", "none")
 GC_DISCIPLINE = "freeze"
 
@@ -239,7 +239,7 @@ def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False, counters
     before = database.commits(db)
     if discipline == "prep-collect" or memory:
         gc.collect()
-    args, objs = _prepare(arm, plan)
+    args, objs = prepare_inputs(arm, plan)
     method = getattr(arm, plan.op.name)
     statements, callgrind = counters.statements, counters.callgrind
     peak = instructions = counted = None
