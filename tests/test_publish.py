@@ -42,6 +42,9 @@ def test_a_publish_writes_the_piece_and_the_tables(done: Path) -> None:
         "wall-times.md"]
     doc = json.loads((done / "quick-sqlite3.json").read_text())
     assert [b["name"] for b in doc["benchmarks"]][0].startswith("test_orm[sqlite3-simple-insert_single-warm-default")
+    # the frozen copy has no checkout, yet the JSON names the commit it ran (not "unversioned")
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert doc["commit_info"]["id"] == head and doc["commit_info"]["frozen_tree"] is True
     log = (done / "quick-sqlite3.log").read_text().splitlines()
     sha = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     assert log[0].startswith(f"ormbench publish: piece quick-sqlite3: tree {sha} ")

@@ -44,6 +44,8 @@ from typing import IO, Iterator
 END_LINE = re.compile(r"exit=(\d+) wall_seconds=(\d+) started=(\S+)")
 TREE_PATHS = ("src", "bench_suites", "conftest.py", "pyproject.toml")
 TREE_MARK = ".ormbench-tree"
+#: the frozen commit as pytest-benchmark records it (commit_info), beside the mark
+COMMIT_INFO = ".ormbench-commit-info.json"
 MANIFEST = "publish-manifest.jsonl"
 LOCK = ".publish.lock"
 DEFAULT_TEMPLATE = "{name}-{arm}{-db}"
@@ -282,6 +284,12 @@ def freeze(repo: Path, rev: str, tree: Path) -> tuple[str, bool]:
         else:  # pragma: no cover - git archive of our own commit: no absolute paths or links out
             tar.extractall(tree)
     _link_package_dirs(tree)
+    # what pytest-benchmark records as the run's commit_info: the frozen copy has no checkout to read it from
+    # (the plugin's pytest_benchmark_generate_commit_info reads this file, named in ORMBENCH_COMMIT_INFO)
+    info = {"id": sha, "time": _git(top, "show", "-s", "--format=%cI", sha),
+            "author_time": _git(top, "show", "-s", "--format=%aI", sha), "dirty": False,
+            "project": top.name, "branch": None, "frozen_tree": True}
+    (tree / COMMIT_INFO).write_text(json.dumps(info) + "\n", encoding="utf-8")
     mark.write_text(sha + "\n", encoding="utf-8")
     dirty = bool(_git(top, "status", "--porcelain", "--untracked-files=no", "--", *paths)) and rev == "HEAD"
     return sha, dirty
@@ -307,6 +315,8 @@ def _link_package_dirs(tree: Path) -> None:
 
 def _tree_env(tree: Path) -> dict[str, str]:
     env = dict(os.environ)
+    if (tree / COMMIT_INFO).exists():
+        env["ORMBENCH_COMMIT_INFO"] = str(tree / COMMIT_INFO)
     env["PYTHONPATH"] = f"{tree / 'src'}{os.pathsep}{tree}"
     env.pop("PYTEST_ADDOPTS", None)  # the piece's options are the command line's, recorded in its log
     return env

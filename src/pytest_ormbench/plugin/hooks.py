@@ -14,6 +14,8 @@ cell's test then reports what its cell came to (its duration is the time its cel
 from __future__ import annotations
 
 import functools
+import json
+import os
 import signal
 import threading
 import traceback
@@ -378,6 +380,20 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks, output_json:
     ob = config.stash.get(SESSION_KEY, None)
     if ob is not None and ob.scheduler is not None and ob.scheduler.records:
         output_json["ormbench"] = ob.scheduler.run_facts()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_benchmark_generate_commit_info(config: pytest.Config) -> dict | None:
+    """A run from a frozen copy of the tree (``ormbench publish``) has no checkout to read its commit from: it
+    records the commit publish froze (the file ``ORMBENCH_COMMIT_INFO`` names), not "unversioned"."""
+    path = os.environ.get("ORMBENCH_COMMIT_INFO")
+    if not path:
+        return None  # pytest-benchmark reads the checkout, as usual
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return dict(json.load(fh))
+    except (OSError, ValueError) as exc:
+        raise pytest.UsageError(f"pytest-ormbench: ORMBENCH_COMMIT_INFO={path}: {exc}") from None
 
 
 @pytest.hookimpl(optionalhook=True)
