@@ -19,7 +19,7 @@ from unittest import mock
 import peewee as pw
 from playhouse.sqlite_ext import JSONField
 
-from bench_suites import peewee_arm
+from pytest_ormbench.suites import peewee_arm
 from pytest_ormbench.workload.spec import MODELS
 from pytest_ormbench.workload.plan import given_row
 

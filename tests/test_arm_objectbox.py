@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("objectbox")
 
-from bench_suites import objectbox_arm  # noqa: E402
+from pytest_ormbench.suites import objectbox_arm  # noqa: E402
 from pytest_ormbench.suites.objectbox_arm import ObjectBoxArm, ObjectBoxNoCodegenArm, ObjectBoxStore, committed_txns  # noqa: E402
 from pytest_ormbench.measuring import runner  # noqa: E402
 from pytest_ormbench.workload.spec import MODELS, Settings, Unsupported  # noqa: E402

@@ -47,3 +47,14 @@ def test_the_built_in_arms_are_registered_under_the_package() -> None:
     from pytest_ormbench.arms.registry import BUILTIN_ARMS
 
     assert all(entry.target.startswith("pytest_ormbench.suites.") for entry in BUILTIN_ARMS)
+
+
+def test_nothing_imports_the_arms_by_their_folder_name() -> None:
+    """In the repository ``bench_suites`` is also importable by its folder name, and a module imported both ways
+    is two modules (two registries of ObjectBox entities, two copies of a class): code names it one way only."""
+    import re
+
+    pattern = re.compile(r"^\s*(from\s+bench_suites[\s.]|import\s+bench_suites\b)", re.MULTILINE)
+    offenders = [str(p.relative_to(ROOT)) for folder in ("src", "bench_suites", "tests", "experiments")
+                 for p in (ROOT / folder).rglob("*.py") if pattern.search(p.read_text(encoding="utf-8"))]
+    assert not offenders, f"import pytest_ormbench.suites instead of bench_suites in: {offenders}"

@@ -102,9 +102,14 @@ def test_json_carries_the_cell_and_its_verified_facts(bench: pytest.Pytester) ->
     by_op = {b["extra_info"]["op"]: b for b in data["benchmarks"]}
     bulk = by_op["C"]
     info = bulk["extra_info"]
-    for key in ("arm", "model", "op", "op_name", "mode", "table", "rows", "verified", "versions",
-                "sqlite_version", "pragmas", "deviations", "rows_per_s", "round_seconds"):
+    for key in ("arm", "model", "op", "op_name", "mode", "table", "rows", "verified", "environment",
+                "pragmas", "deviations", "rows_per_s", "measures"):
         assert key in info, key
+    # the environment is stored once per arm and place, not per cell; round times once (measures.wall_seconds)
+    assert "round_seconds" not in info and "versions" not in info
+    env = data["ormbench"]["environments"][info["environment"]]
+    assert info["environment"] == "sqlite3@sqlite" and env["sqlite_version"] and "versions" in env
+    assert info["measures"]["wall_seconds"] == bulk["stats"]["data"]
     assert info["arm"] == "sqlite3" and info["model"] == "fk" and info["op_name"] == "insert_bulk"
     assert info["rows"] == 50 and info["verified"] is True and info["bulk_ids_set"] is False
     assert info["pragmas"] == {"journal_mode": "delete", "synchronous": "full", "foreign_keys": "on"}
@@ -134,12 +139,12 @@ def ormbench_cell(ormbench_cell):
         info = dict(record) if isinstance(record, Mapping) else record.to_json()
         how = os.environ["ORMBENCH_DAMAGE"]
         if how == "lost round":
-            info["round_seconds"] = info["round_seconds"][:-1]
+            info["measures"]["wall_seconds"] = info["measures"]["wall_seconds"][:-1]
             info["rounds"] -= 1
         elif how == "other cell":
             info["op"], info["op_name"] = "C", "insert_bulk"  # another cell's record names its op both ways
         elif how == "zero time":
-            info["round_seconds"] = [0.0, *info["round_seconds"][1:]]
+            info["measures"]["wall_seconds"] = [0.0, *info["measures"]["wall_seconds"][1:]]
         elif how == "figure":
             info["rows_per_s"] *= 2
         elif how == "unverified":
@@ -379,7 +384,7 @@ def _baseline(doc: dict, seconds: list[float], floor: float) -> dict:
     doc = json.loads(json.dumps(doc))
     for b in doc["benchmarks"]:
         b["stats"]["data"] = list(seconds)
-        b["extra_info"]["round_seconds"] = list(seconds)
+        b["extra_info"]["measures"]["wall_seconds"] = list(seconds)
     doc["ormbench"]["drift_floor"] = floor
     return doc
 

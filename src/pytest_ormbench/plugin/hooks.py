@@ -28,7 +28,7 @@ import pytest
 
 from pytest_ormbench.plugin import options as _options
 from pytest_ormbench.workload.cells import CellKey, RecordError
-from pytest_ormbench.results.record import CellRecord
+from pytest_ormbench.results.record import CellRecord, fold_environments
 from pytest_ormbench.arms.registry import CONTROL_ARMS, all_arms
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -376,10 +376,20 @@ def _machine_info(config: pytest.Config) -> dict:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_benchmark_update_json(config: pytest.Config, benchmarks, output_json: dict) -> None:  # noqa: ANN001
-    """Run-level facts beside pytest-benchmark's: the schedule, the drift probe and its floor."""
+    """Run-level facts beside pytest-benchmark's: the schedule, the drift probe and its floor, and each arm's
+    environment once per place (its cells name it: ``extra_info.environment``)."""
     ob = config.stash.get(SESSION_KEY, None)
     if ob is not None and ob.scheduler is not None and ob.scheduler.records:
-        output_json["ormbench"] = ob.scheduler.run_facts()
+        facts = ob.scheduler.run_facts()
+        infos = []
+        for bench in output_json.get("benchmarks", []):
+            if isinstance(bench.get("extra_info"), dict):
+                bench["extra_info"] = dict(bench["extra_info"])  # the saved copy; the run's own records stay whole
+                infos.append(bench["extra_info"])
+        environments = fold_environments(infos)
+        if environments:
+            facts["environments"] = environments
+        output_json["ormbench"] = facts
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -16,7 +16,7 @@ never counted in a timed round.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from pytest_ormbench.workload.spec import MODELS, OPS_BY_LETTER, OPS_BY_NAME, Op
 from pytest_ormbench.results.stats import median, rows_per_second
@@ -185,7 +185,6 @@ class CellRecord:
             "rows": self.rows,
             "start_rows": self.start_rows,
             "rounds": self.rounds,
-            "round_seconds": list(self.seconds),
             "median_seconds": median(self.seconds) if self.seconds else None,
             "rows_per_s": self.rows_per_s if self.timed else None,
             "measures": {name: list(values) for name, values in self.measures.items()},
@@ -232,11 +231,7 @@ class CellRecord:
         ``extra_info`` (they are what pytest-benchmark's own tools show).
         """
         try:
-            key = CellKey(str(info["arm"]), str(info["model"]), str(info["op"]), str(info["mode"]),
-                          str(info["table"]), str(info.get("db") or DEFAULT_DB),
-                          None if info.get("rtt_ms") is None else float(info["rtt_ms"]))
-            if key.op not in OPS_BY_LETTER or key.model not in MODELS:
-                raise RecordError(f"not a pytest-ormbench cell: op {key.op!r}, model {key.model!r}")
+            key = CellKey.from_info(info)
             measures = {str(k): [float(x) for x in v] for k, v in (info.get("measures") or {}).items()}
             wall = round_seconds if round_seconds else (measures.get(WALL) or info.get("round_seconds") or [])
             measures[WALL] = [float(x) for x in wall]
@@ -274,6 +269,48 @@ class CellRecord:
             if isinstance(exc, RecordError):
                 raise
             raise RecordError(f"not a pytest-ormbench cell ({type(exc).__name__}: {exc})") from None
+
+
+#: the ``extra_info`` keys that describe the measuring process rather than the cell: the same for every cell of
+#: an arm at one place in a run, so a saved run stores each distinct set once (``fold_environments``)
+ENVIRONMENT_KEYS = ("arm_label", "driver", "is_async", "versions", "python", "sqlite_version", "database",
+                    "unsupported", "arm_info")
+
+
+def fold_environments(infos: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Move each cell's environment out of its ``extra_info`` into one table, in place.
+
+    Every ``info`` that holds the environment keys loses them and gains ``"environment": NAME``; the table maps
+    NAME (``arm@place``, e.g. ``peewee@postgresql@5ms``; ``#2``, ``#3`` … should one arm's cells at one place
+    have found different environments) to the keys. What a run stores per arm and database, it stores once.
+    """
+    table: dict[str, dict[str, Any]] = {}
+    for info in infos:
+        if any(k not in info for k in ENVIRONMENT_KEYS) or isinstance(info.get("environment"), str):
+            continue
+        try:
+            base = f"{info['arm']}@{CellKey.from_info(info).place}"
+        except (RecordError, KeyError):
+            continue  # not a cell of ours
+        env = {k: info.pop(k) for k in ENVIRONMENT_KEYS}
+        name, n = base, 1
+        while name in table and table[name] != env:
+            n += 1
+            name = f"{base}#{n}"
+        table[name] = env
+        info["environment"] = name
+    return table
+
+
+def unfold_environment(info: Mapping[str, Any], table: Mapping[str, Any]) -> Mapping[str, Any]:
+    """An ``extra_info`` with its environment back in place (files written before the table had it inline)."""
+    name = info.get("environment")
+    if not isinstance(name, str):
+        return info
+    env = table.get(name) if isinstance(table, Mapping) else None
+    if not isinstance(env, Mapping):
+        raise RecordError(f"its environment {name!r} is not in the file's ormbench.environments")
+    return {**env, **{k: v for k, v in info.items() if k != "environment"}}
 
 
 def applicable_deviations(declared: Mapping[str, str], key: CellKey) -> dict[str, str]:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from pytest_ormbench.workload.cells import DEFAULT_DB, SERVER_DBS, CellKey, RecordError
-from pytest_ormbench.results.record import CellRecord
+from pytest_ormbench.results.record import CellRecord, unfold_environment
 
 REQUIRED = ("arm", "model", "op", "mode", "table", "rows", "verified")
 
@@ -260,11 +260,16 @@ def cells_from_document(doc: Any, source: str) -> tuple[list[LoadedCell], int, i
     if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
         raise ReportError(f"{source}: not pytest-benchmark JSON (no 'benchmarks' list)")
     cells, foreign, unverified = [], 0, 0
+    environments = (doc.get("ormbench") or {}).get("environments") or {}
     for bench in doc["benchmarks"]:
         info = bench.get("extra_info") if isinstance(bench, dict) else None
         if not isinstance(info, dict) or any(k not in info for k in REQUIRED):
             foreign += 1
             continue
+        try:
+            info = unfold_environment(info, environments)
+        except RecordError as exc:
+            raise ReportError(f"{source}: cell {bench.get('name')}: {exc}") from None
         if info.get("verified") is not True:
             unverified += 1
             continue
