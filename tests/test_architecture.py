@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "pytest_ormbench"
-PYTEST_LAYER = {"pytest_ormbench.plugin.hooks", "pytest_ormbench.plugin.options"}
 ORMS = ("peewee", "sqlalchemy", "django", "tortoise", "piccolo", "ormar", "sqlobject", "objectbox", "sqlmodel",
         "aiosqlite")
 
@@ -51,6 +50,7 @@ def _imports(path: Path) -> set[str]:
 
 
 MODULES = {_module_name(p): _imports(p) for p in PACKAGE.rglob("*.py")}
+PYTEST_LAYER = {m for m in MODULES if m.startswith("pytest_ormbench.plugin.")}
 
 
 def _internal(name: str) -> set[str]:

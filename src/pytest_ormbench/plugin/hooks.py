@@ -1,8 +1,10 @@
 """pytest-ormbench: options and hooks only (the work lives in the other modules).
 
-This and ``options.py`` are the pytest layer: the only modules that import pytest or touch
-pytest-benchmark's internals (``benchmark._make_stats``, ``benchmark._mode``). The run itself is
-``scheduler.Scheduler``; results are ``record.CellRecord``; tables come from ``report``.
+The ``plugin`` package is the pytest layer, the only one that imports pytest or touches pytest-benchmark's
+internals (``benchmark._make_stats``, ``benchmark._mode``): this module's hooks and fixtures, ``options.py``
+(the options into a ``RunConfig``), ``session.py`` (the run's state) and ``summary.py`` (baseline, comparison,
+terminal summary, report). The run itself is ``scheduling.scheduler.Scheduler``; results are
+``results.record.CellRecord``; tables come from ``results.report``.
 
 The plugin loads in every pytest session of an environment it is installed in, so it stays out of the way
 until a cell is collected: before that it parses its options and nothing else (no signal handler, no
@@ -20,44 +22,19 @@ import signal
 import threading
 import traceback
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 import pytest
 
 from pytest_ormbench.plugin import options as _options
+from pytest_ormbench.plugin.session import (CELL_SECONDS_KEY, SESSION_KEY, SIGTERM_KEY, OrmbenchSession,
+                                            progress)
+from pytest_ormbench.plugin.summary import finish, load_baseline, terminal_summary
 from pytest_ormbench.workload.cells import CellKey, RecordError
 from pytest_ormbench.results.record import CellRecord, fold_environments
 from pytest_ormbench.arms.registry import CONTROL_ARMS, all_arms
 
-if TYPE_CHECKING:  # pragma: no cover
-    from pytest_ormbench.scheduling.scheduler import Scheduler
-
-
-@dataclass
-class OrmbenchSession:
-    """The plugin's state for one pytest run: the scheduler and what the terminal shows at the end."""
-
-    run: _options.RunConfig
-    #: made once collection is final and has cells (None: this session runs no cell)
-    scheduler: Scheduler | None = None
-    #: the whole schedule ran before the first test (a timed run): a test's duration is its cell's time
-    ran_ahead: bool = False
-    #: the schedule stopped on an error of the plugin's own (not a cell's): every cell reports it
-    schedule_error: str = ""
-    #: the end-of-run comparison with a baseline, rendered for the terminal
-    comparison_text: str = ""
-    #: lines said once the cells are known
-    notes: list[str] = field(default_factory=list)
-    #: failure message -> the first cell that failed with it (the others say "same error")
-    failures: dict[str, str] = field(default_factory=dict)
-
-
-SESSION_KEY = pytest.StashKey[OrmbenchSession]()
-SIGTERM_KEY = pytest.StashKey[Any]()
-#: a cell's own seconds in the schedule that ran before the tests, added to its test's duration
-CELL_SECONDS_KEY = pytest.StashKey[float]()
 XDIST_BENCHMARK_WARNING = "Benchmarks are automatically disabled because xdist"
 
 
@@ -73,9 +50,6 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
 
 def _known_arms(register: tuple[str, ...]) -> list[str]:
     return list(all_arms(register))
-
-
-BASELINE_KEY = pytest.StashKey[object]()
 
 
 def _stop_on_sigterm() -> Any:
@@ -104,50 +78,7 @@ def pytest_configure(config: pytest.Config) -> None:
         warnings.filterwarnings("ignore", message=XDIST_BENCHMARK_WARNING)
     config.addinivalue_line("markers", "ormbench: a pytest-ormbench cell (arm x model x op x mode x table)")
     if run.compare or run.thresholds:
-        _load_baseline(config, run)
-
-
-def _benchmark_storage(config: pytest.Config) -> Path:
-    storage = str(config.getoption("benchmark_storage", None) or ".benchmarks")
-    if storage.startswith("file://"):
-        storage = storage[len("file://"):]
-    path = Path(storage)
-    return path if path.is_absolute() else Path(str(config.invocation_params.dir)) / path
-
-
-def _load_baseline(config: pytest.Config, run: _options.RunConfig) -> None:
-    """Check the baseline and the thresholds before anything runs: a bad one is a usage error."""
-    from pytest_ormbench.results.compare import CompareError, Thresholds, load_side
-
-    try:
-        thresholds = Thresholds.parse(list(run.thresholds))
-    except CompareError as exc:
-        raise pytest.UsageError(f"{_options.spelled(config, 'compare-threshold')}: {exc}") from None
-    if not run.compare:
-        return
-    try:
-        spec = run.compare
-        if not Path(spec).is_absolute() and (Path(str(config.invocation_params.dir)) / spec).exists():
-            spec = str(Path(str(config.invocation_params.dir)) / spec)
-        baseline = load_side(spec, _benchmark_storage(config))
-    except CompareError as exc:
-        raise pytest.UsageError(f"--ormbench-compare: {exc}") from None
-    config.stash[BASELINE_KEY] = (baseline, thresholds)
-
-
-def _progress(config: pytest.Config, line: str) -> None:
-    """A progress line on the terminal, even from inside a test (output capture suspended)."""
-    tr = config.pluginmanager.get_plugin("terminalreporter")
-    capman = config.pluginmanager.get_plugin("capturemanager")
-    if tr is None:
-        return
-    if capman is not None:
-        with capman.global_and_fixture_disabled():
-            tr.write_line(line)
-            tr.flush()  # a log file or a pipe shows the line now, not at the end
-    else:
-        tr.write_line(line)
-        tr.flush()
+        load_baseline(config, run)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -238,8 +169,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if bs is not None and not ob.run.benchmark_table:
         bs.quiet = True  # pytest-benchmark's own table repeats the summary's figures in ms
     for note in ob.notes:
-        _progress(session.config, note)
-    _progress(session.config, _plan_line(ob.run, planned))
+        progress(session.config, note)
+    progress(session.config, _plan_line(ob.run, planned))
     if config.option.collectonly:
         return  # the plan said what would run; nothing runs
     from pytest_ormbench.scheduling.scheduler import Scheduler
@@ -247,7 +178,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     # -q: at most a line a minute; otherwise every 30 s (and at the end of every phase)
     interval = 60.0 if config.get_verbosity() < 0 else 30.0
     ob.scheduler = Scheduler(ob.run, all_arms(ob.run.register), Path(str(config.rootpath)),
-                             say=functools.partial(_progress, config), progress_interval=interval)
+                             say=functools.partial(progress, config), progress_interval=interval)
     ob.scheduler.planned = planned
     _install_sigterm(config)
 
@@ -321,57 +252,8 @@ def _plan_line(run: _options.RunConfig, planned: list[CellKey]) -> str:
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int):  # noqa: ANN201
     """Outermost, so it runs before pytest-benchmark's wrapper saves the JSON."""
-    _finish(session)
+    finish(session)
     return (yield)
-
-
-def _finish(session: pytest.Session) -> None:
-    """The last drift probe, then the comparison with the baseline."""
-    ob = session.config.stash.get(SESSION_KEY, None)
-    if ob is None or ob.scheduler is None:
-        return
-    scheduler = ob.scheduler
-    scheduler.finish()
-    loaded = session.config.stash.get(BASELINE_KEY, None)
-    if loaded is None or not scheduler.records:
-        return
-    from pytest_ormbench.results.compare import (CompareError, Side, compare, default_threshold_pct,
-        render_markdown, render_text)
-
-    baseline, thresholds = loaded
-    measure = ob.run.compare_measure
-    # parsed before the run over time's default; the user's patterns stay, the measure's default applies
-    thresholds = thresholds.with_default_pct(default_threshold_pct(measure))
-    machine = _machine_info(session.config)
-    new = Side.from_records(scheduler.records, machine, scheduler.run_facts()["drift_floor"],
-                            schedule=ob.run.schedule)
-    try:
-        result = compare(baseline, new, thresholds, ob.run.alpha, ob.run.correction, ob.run.drift, measure=measure)
-    except CompareError as exc:
-        ob.comparison_text = f"pytest-ormbench: cannot compare with the baseline: {exc}"
-        if session.exitstatus == 0:
-            session.exitstatus = pytest.ExitCode.USAGE_ERROR
-        return
-    ob.comparison_text = render_text(result)
-    if ob.run.compare_markdown:
-        out = Path(ob.run.compare_markdown)
-        if not out.is_absolute():
-            out = Path(str(session.config.invocation_params.dir)) / out
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(render_markdown(result), encoding="utf-8")
-        ob.comparison_text += f"\npytest-ormbench: comparison written to {out}"
-    if result.exit_code and session.exitstatus == 0:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
-
-
-def _machine_info(config: pytest.Config) -> dict:
-    bs = getattr(config, "_benchmarksession", None)
-    if bs is None:
-        return {}
-    try:
-        return dict(bs.get_machine_info() or {})
-    except Exception:  # machine info is decoration; the figures stand without it
-        return {}
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -481,59 +363,4 @@ def _execute(session: OrmbenchSession, key: CellKey, benchmark, item: pytest.Ite
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # noqa: ANN001
-    session = config.stash.get(SESSION_KEY, None)
-    if session is None or session.scheduler is None:
-        return
-    scheduler = session.scheduler
-    if not scheduler.records and not scheduler.not_run:
-        return
-    from pytest_ormbench.results.report.render import render_not_run, render_summary
-
-    tr = terminalreporter
-    if scheduler.records:
-        run = session.run
-        tr.write_sep("=", "pytest-ormbench: instructions per row (median of rounds, lower is better)"
-                     if run.instructions else "pytest-ormbench: rows per second (median of rounds, higher is better)")
-        settings = ", ".join(f"{k}={v}" for k, v in run.settings.describe().items())
-        tr.write_line(f"settings: {settings}; {run.rounds} rounds per cell, iterations {run.sizes.iterations}, "
-                      f"batch {run.sizes.batch}")
-        tr.write_line(render_summary(_live_runs(session, config)))
-        facts = scheduler.run_facts()
-        floor = facts["drift_floor"]
-        figures = ", ".join(f"{p['rows_per_s']:,.0f}" for p in facts["probes"])
-        tr.write_line(f"schedule: {facts['schedule']}; drift floor "
-                      f"{'unknown' if floor is None else f'{floor:.1%}'} (sqlite3 probe, rows/s: {figures or 'none'})")
-        for note in facts["notes"]:
-            tr.write_line(note)
-    if scheduler.not_run:
-        tr.write_sep("-", "pytest-ormbench: cells without a number")
-        tr.write_line(render_not_run(scheduler.not_run))
-    if session.run.report and scheduler.records:
-        tr.write_line(_write_report(session, config))
-    if session.comparison_text:
-        tr.write_sep("=", "pytest-ormbench: comparison with the baseline")
-        tr.write_line(session.comparison_text)
-
-
-def _live_runs(session: OrmbenchSession, config: pytest.Config):  # noqa: ANN202
-    """This run's records as the report reads files."""
-    import datetime as dt
-
-    from pytest_ormbench.results.report.load import runs_from_records
-
-    return runs_from_records(session.scheduler.records, _machine_info(config),
-                             dt.datetime.now(dt.timezone.utc).isoformat(), session.scheduler.run_facts())
-
-
-def _write_report(session: OrmbenchSession, config: pytest.Config) -> str:
-    """--ormbench-report: the same report ``ormbench report`` makes from the JSON."""
-    import io
-
-    from pytest_ormbench.results.report.write import write_report
-
-    out = Path(session.run.report)
-    if not out.is_absolute():
-        out = Path(str(config.invocation_params.dir)) / out
-    err = io.StringIO()
-    write_report(_live_runs(session, config), out, "markdown", out.parent / "charts", err=err)
-    return (err.getvalue() + f"pytest-ormbench: report written to {out}").strip()
+    terminal_summary(terminalreporter, config)
