@@ -41,3 +41,11 @@ def test_committed_ratios_are_what_the_json_gives() -> None:
         pytest.skip("no published run in results/ yet")
     assert (RESULTS / "ratios-vs-reference.md").read_text() == ratios_markdown(load(files)), \
         f"results/ratios-vs-reference.md is not what the JSON gives: {REGENERATE}"
+
+
+def test_results_holds_no_scripts() -> None:
+    """results/ is data (JSON, logs, Markdown tables, charts) and READMEs only: a script that made or reads the
+    data belongs in experiments/ (one-off measurements, experiments/README.md) or in the package (`ormbench
+    publish` makes the published runs), and reads the data from results/ by path."""
+    scripts = sorted(str(p.relative_to(ROOT)) for p in RESULTS.rglob("*") if p.suffix in (".py", ".sh"))
+    assert not scripts, f"scripts in results/ (move them to experiments/, see experiments/README.md): {scripts}"

@@ -5,15 +5,19 @@
 # Six runs of the same code (z0..z5) for three back-to-back pairs, then runs with the delayed arm slowed by
 # 5, 10, 20 and 40 % (one run each, each compared with all six same-code runs).
 # Last, two runs of the same code with back-to-back rounds (b0, b1), to set against the interleaved pairs.
-# ONLY="z0 d40a" runs just those; OUT and TREE move the output and the tree (see ../ci-noise-2/run.sh);
-# ROUNDS sets the rounds per cell (default 5; ../ci-noise-15r used 15); SLOWDOWNS the percentages of the d runs;
-# TABLE the table (default; ../ci-noise-large used large: D-K on 2,100 rows with batch 1,000).
+# ONLY="z0 d40a" runs just those; OUT and TREE move the output and the tree (see
+# experiments/history/2026-11-30/ci-noise-2/run.sh); ROUNDS sets the rounds per cell (default 5;
+# results/2026-11-30/ci-noise-15r used 15); SLOWDOWNS the percentages of the d runs; TABLE the table (default;
+# results/2026-11-30/ci-noise-large used large: D-K on 2,100 rows with batch 1,000).
+# The output (OUT, default results/2026-11-30/ci-noise of this checkout) is summarised by analyze.py beside this.
 # Frozen copy of the tree (src, bench_suites, tests/delay_arm.py, conftest.py, pyproject.toml) in $TREE.
 set -u
-OUT=${OUT:-/work/main/results/2026-11-30/ci-noise}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${OUT:-$ROOT/results/2026-11-30/ci-noise}
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)  # absolute: the runs start in $TREE
 TREE=${TREE:-/tmp/runtree5}
 PY=${PY:-/tmp/v313all/bin/python}
-cd "$TREE"
+cd "$TREE" || exit 1
 export PYTHONPATH="$TREE/src:$TREE"
 MATRIX="--ormbench-arms=sqlite3,delayed,peewee,sqlalchemy --ormbench-models=simple --ormbench-mode=warm
         --ormbench-table=${TABLE:-default} --ormbench-rounds=${ROUNDS:-5} --ormbench-batch=1000

@@ -1,9 +1,9 @@
 """The A/B's cells against the two published runs of the same cells (Test 1, cold, default table).
 
-    python results/2026-12-02-tree-ab/against_published.py --old-run DIR --new-run DIR
+    python experiments/tree-ab/against_published.py --old-run DIR --new-run DIR [--ab DIR]
 
 DIR holds default-ARM.json: --old-run the 2026-11-30 run (old tree, old GC discipline), --new-run the
-re-run (new tree). Each figure is rows/s; the A/B's are the geometric means of its two runs per tree. The
+re-run (new tree); --ab the A/B's runs old-1, old-2, new-1, new-2 (default results/2026-12-02-tree-ab). Each figure is rows/s; the A/B's are the geometric means of its two runs per tree. The
 last column, published old / today's old tree, is the move of the same code between the two days.
 """
 import argparse
@@ -12,7 +12,9 @@ import math
 import statistics as st
 from pathlib import Path
 
-HERE = Path(__file__).parent
+ROOT = Path(__file__).resolve().parents[2]
+#: where the A/B's runs are (the data stays in results/, the scripts moved to experiments/)
+DATA = ROOT / "results" / "2026-12-02-tree-ab"
 
 
 def rates(path: Path, model: str = "simple", mode: str = "cold") -> dict[tuple[str, str], float]:
@@ -32,8 +34,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--old-run", type=Path, required=True)
     ap.add_argument("--new-run", type=Path, required=True)
+    ap.add_argument("--ab", type=Path, default=DATA, help=f"the A/B's runs (default: {DATA.relative_to(ROOT)})")
     a = ap.parse_args()
-    ab = {n: rates(HERE / f"{n}.json") for n in ("old-1", "old-2", "new-1", "new-2")}
+    ab = {n: rates(a.ab / f"{n}.json") for n in ("old-1", "old-2", "new-1", "new-2")}
     print("| arm | op | published 2026-11-30 (old tree) | today, old tree | today, new tree | re-run 2026-12-02 "
           "(new tree) | published old / today's old |")
     print("| --- | --- | ---: | ---: | ---: | ---: | ---: |")

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Repeatability of instruction counts: the smoke matrix (every arm, sync and async; Tests 1-3, A-K at the
 # smoke sizes), warm on the default table, cold on Test 1, counted under callgrind twice or more.
-#   bash results/instructions-repeatability/run.sh NAME [load|quiet] [warm,cold]
+#   bash experiments/instructions-repeatability/run.sh NAME [load|quiet] [warm,cold]
 # "load" keeps the other core busy (a Python busy loop) for the whole run; the third argument picks the parts.
+# Writes NAME-warm.json, NAME-cold.json and their logs to OUT (default results/instructions-repeatability, where
+# the committed runs are) and a line to OUT/wall-times.txt; diff.py beside this compares two runs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PY=${PY:-python}
-OUT=results/instructions-repeatability
+OUT=${OUT:-results/instructions-repeatability}
 name=$1
 loader=""
 if [ "${2:-}" = load ]; then

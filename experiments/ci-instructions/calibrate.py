@@ -1,6 +1,8 @@
 """Sizes the delayed arm's extra work in instructions (tests/delay_arm.py, "by instructions").
 
-    python calibrate.py BASELINE.json calibration.json
+    python experiments/ci-instructions/calibrate.py BASELINE.json calibration.json
+
+(run.sh calls it with results/ci-instructions/instr-calib.json and results/ci-instructions/calibration.json.)
 
 BASELINE.json: an ``--ormbench-instructions`` run of the delayed arm at ORMBENCH_TEST_SLOWDOWN=0. For
 every cell it writes ``{model:op: median instructions / instructions of one spin iteration}``: the spin
@@ -10,6 +12,7 @@ iteration's cost is counted under callgrind, in a child, the same way the harnes
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import statistics
@@ -35,7 +38,7 @@ print((counts[1] - counts[0]) / 100000)
 
 def per_iteration() -> float:
     vg = callgrind.check_available()
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[2]  # the repository: tests.delay_arm is imported from it
     with tempfile.TemporaryDirectory() as out:
         proc = subprocess.run([*callgrind.command(vg, Path(out)), sys.executable, "-c", CHILD], cwd=root,
                               env={**os.environ, callgrind.OUT_DIR_ENV: out, "PYTHONPATH": str(root)},
@@ -44,7 +47,11 @@ def per_iteration() -> float:
 
 
 def main() -> int:
-    base, out = Path(sys.argv[1]), Path(sys.argv[2])
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("baseline", type=Path, help="an --ormbench-instructions run of the delayed arm at slowdown 0")
+    ap.add_argument("out", type=Path, help="the calibration file to write (ORMBENCH_TEST_SLOWDOWN_CALIBRATION)")
+    a = ap.parse_args()
+    base, out = a.baseline, a.out
     each = per_iteration()
     doc = json.loads(base.read_text())
     table = {}

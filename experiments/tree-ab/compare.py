@@ -1,18 +1,23 @@
 """The A/B's runs side by side: rows/s per cell in each run, and new/old (geometric means of each tree's runs).
 
-    python results/2026-12-02-tree-ab/compare.py results/2026-12-02-tree-ab
+    python experiments/tree-ab/compare.py [DIR]   # DIR: the runs' JSON, default results/2026-12-02-tree-ab
 """
+import argparse
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from against_published import gm, rates  # noqa: E402  (one reader of the files for both scripts)
+from against_published import DATA, ROOT, gm, rates  # noqa: E402  (one reader of the files for both scripts)
 
-MODEL, MODE = "simple", "cold"  # what tree_ab.sh ran here
+MODEL, MODE = "simple", "cold"  # what tree_ab.sh ran here (`git show 0096451:results/tree_ab.sh`)
 
 
 def main() -> None:
-    sides = {p.stem: rates(p, MODEL, MODE) for p in sorted(Path(sys.argv[1]).glob("*.json"))}
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("folder", nargs="?", type=Path, default=DATA,
+                    help=f"the runs' JSON, old-N and new-N (default: {DATA.relative_to(ROOT)})")
+    folder = ap.parse_args().folder
+    sides = {p.stem: rates(p, MODEL, MODE) for p in sorted(folder.glob("*.json"))}
     names = sorted(sides)
     keys = sorted(set.intersection(*(set(v) for v in sides.values())))
     print("| arm | model | op | mode | " + " | ".join(names) + " | new/old |")
