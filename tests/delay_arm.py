@@ -7,7 +7,7 @@ it is never in the registry. Two ways to size the extra work:
 - by time (the default): spin for that fraction of the wall time the operation took;
 - by instructions, when ``ORMBENCH_TEST_SLOWDOWN_CALIBRATION`` names a JSON file of
   ``{op name: spin iterations that cost as many instructions as the op}`` (made from a baseline
-  ``--ormbench-instructions`` run by ``results/ci-instructions/calibrate.py``): spin that fraction of
+  ``--ormbench-instructions`` run by ``experiments/ci-instructions/calibrate.py``): spin that fraction of
   the op's iterations. The count is then fixed, so a +5 % arm executes 5 % more instructions in every
   run, however fast the machine is.
 """
