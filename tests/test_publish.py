@@ -26,7 +26,11 @@ pytestmark = pytest.mark.skipif(not (ROOT / ".git").exists(), reason="publish fr
 
 
 def publish(out: Path, *extra: str) -> int:
-    return main(["publish", "--out", str(out), *TINY, *extra])
+    # under pytest -n the pieces would inherit PYTEST_XDIST_WORKER, and pytest-benchmark in them would take itself
+    # for an xdist worker and time nothing (no JSON): a piece is a pytest run of its own
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("PYTEST_XDIST_WORKER", raising=False)
+        return main(["publish", "--out", str(out), *TINY, *extra])
 
 
 @pytest.fixture(scope="module")
