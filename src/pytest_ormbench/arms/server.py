@@ -1,6 +1,6 @@
 """Helpers every arm on a server database shares: the durability read-back, exact restore, independent read-back.
 
-The work is done by the database seam (``databases.postgresql``, ``databases.mysql``): restore runs on the
+The work is done by the database seam (``backends.postgresql``, ``backends.mysql``): restore runs on the
 harness's own connection (the tables emptied and refilled from the template, sequences or AUTO_INCREMENT
 set back), so the arm's connection, and every cache the ORM keeps above it, survives a restore; the
 read-back goes through that connection too, never through the ORM. An arm only says how to read its live

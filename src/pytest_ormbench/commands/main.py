@@ -2,7 +2,7 @@
 
 ``ormbench report FILE... [-o OUT]`` folds runs into tables; ``ormbench compare BASELINE NEW`` judges a run
 against a baseline; ``ormbench publish --out DIR`` runs a preset's matrix as resumable pieces and writes the
-published tables (commands/publish.py); ``ormbench scaffold NAME`` and ``ormbench selfcheck ARM`` are
+published tables (commands/publish/); ``ormbench scaffold NAME`` and ``ormbench selfcheck ARM`` are
 commands/scaffold.py and commands/selfcheck.py. Bad input gets one line on stderr and exit status 2, never a
 traceback. ``compare`` exits 1 when a cell regressed or sends more statements, so a CI step can fail on it.
 """

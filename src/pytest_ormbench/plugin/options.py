@@ -35,11 +35,12 @@ from pytest_ormbench.scheduling.config import DEFAULT_PRESET, PRESETS, SCHEDULES
 from pytest_ormbench.workload.spec import (JOURNAL_MODES, MODELS, MODES, OPS, OPS_BY_LETTER, OPS_BY_NAME,
     SYNCHRONOUS, TABLES, Settings)
 from pytest_ormbench.workload.plan import Sizes
+from pytest_ormbench.workload.cells import DATABASE_AXIS
 from pytest_ormbench.workload.measures import COMPARABLE
 from pytest_ormbench.arms.registry import CONTROL_ARMS
 
-#: the database axis's values (``databases.AXIS``, repeated here so that parsing imports no driver)
-DB_AXIS = ("sqlite", "postgresql", "mysql")
+#: the database axis's values: the one list, in the ground (``workload.cells`` imports no backend and no driver)
+DB_AXIS = DATABASE_AXIS
 DB_ALIASES = {"postgres": "postgresql", "pg": "postgresql", "sqlite3": "sqlite", "mariadb": "mysql"}
 
 MODEL_ALIASES = {"1": "simple", "2": "fk", "3": "wide", "test1": "simple", "test2": "fk", "test3": "wide"}

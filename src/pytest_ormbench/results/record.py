@@ -87,7 +87,7 @@ class CellRecord:
     schedule: str | None = None
     loadavg_1min: float | None = None
     verified: bool = True
-    #: statements by kind (``instruments.statements.KINDS``), one dict per counted repetition of the op
+    #: statements by kind (``workload.statements.KINDS``), one dict per counted repetition of the op
     statements: list[dict[str, int]] = field(default_factory=list)
     #: why statements were not counted (an engine without SQL), if they were asked for
     statements_note: str | None = None

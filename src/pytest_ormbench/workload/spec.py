@@ -163,7 +163,7 @@ class Settings:
     """The durability every arm must run under; read back from the live connection.
 
     Each database backend maps these to its own settings (SQLite: pragmas, in
-    ``databases/sqlite.py``) and says what the live connection must report.
+    ``backends/sqlite.py``) and says what the live connection must report.
     """
 
     journal_mode: str = "delete"

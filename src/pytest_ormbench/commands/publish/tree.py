@@ -91,4 +91,6 @@ def tree_env(tree: Path) -> dict[str, str]:
         env["ORMBENCH_COMMIT_INFO"] = str(tree / COMMIT_INFO)
     env["PYTHONPATH"] = f"{tree / 'src'}{os.pathsep}{tree}"
     env.pop("PYTEST_ADDOPTS", None)  # the piece's options are the command line's, recorded in its log
+    for name in [n for n in env if n.startswith("PYTEST_XDIST_")]:
+        del env[name]  # a publish started from inside an xdist worker must not make its pieces think they are one
     return env

@@ -146,9 +146,12 @@ def compare(base: Side, new: Side, thresholds: Thresholds | None = None, alpha: 
         require_instructions(new, "new run", common)
         floor = INSTRUCTIONS_FLOOR
         results = [_instructions_result(key, base, new, thresholds) for key in keys]
-    else:
+    elif measure == WALL:
         drifts = control_drift(base, new, common) if drift == "control" else {}
         results = [_wall_result(key, base, new, thresholds, drifts, floor) for key in keys]
+    else:  # a name added to COMPARABLE without its verdict here: never judge it by wall time under its name
+        raise CompareError(f"no verdict for the measure {measure!r} yet (results/compare/judge.py judges "
+                           f"{WALL} and {INSTRUCTIONS})")
     tested = [r for r in results if r.p_raw is not None]
     if correction == "holm":
         for r, adjusted in zip(tested, holm([r.p_raw for r in tested])):  # type: ignore[misc]
