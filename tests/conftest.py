@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -164,3 +167,129 @@ def short_tmpdir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
             subprocess.run(["rm", "-rf", str(path)], check=False)
         base.rmdir()
         assert not leftovers, f"left behind: {leftovers}"
+
+
+# --- skips for want of system packages ---------------------------------------------------------------------------
+# A machine with only python3 runs tests/ with what needs a system package skipped (the throwaway servers, valgrind,
+# mysqlclient's C build); those skips are listed once at the end of the session, each with the command that enables
+# it. With ORMBENCH_REQUIRE_ALL=1 (CI: .ci/run) a missing package fails the session at its start and such a skip
+# fails its test, so that CI cannot lose coverage silently.
+
+REQUIRE_ALL = "ORMBENCH_REQUIRE_ALL"
+
+
+def _has_postgresql() -> bool:
+    from pytest_ormbench.provision import postgresql
+
+    return postgresql.find_binaries() is not None
+
+
+def _has_mariadb() -> bool:
+    from pytest_ormbench.provision import mysql
+
+    return mysql.find_binaries() is not None
+
+
+def _has_valgrind() -> bool:
+    from pytest_ormbench.measuring import callgrind
+
+    return shutil.which("valgrind") is not None and callgrind.header_dir() is not None
+
+
+def _has_cc() -> bool:
+    return any(shutil.which(name) for name in (os.environ.get("CC", ""), "cc", "gcc", "clang") if name)
+
+
+def _has_mysqlclient() -> bool:
+    return importlib.util.find_spec("MySQLdb") is not None
+
+
+#: (what, the command that enables it, is it here, a skip reason that names it)
+SYSTEM_PACKAGES = (
+    ("PostgreSQL server", "apt-get install postgresql", _has_postgresql,
+     re.compile(r"PostgreSQL server|ORMBENCH_PG_BINDIR", re.I)),
+    ("MariaDB server", "apt-get install mariadb-server", _has_mariadb,
+     re.compile(r"MariaDB server|mariadb-server|ORMBENCH_MYSQL_BINDIR", re.I)),
+    ("valgrind", "apt-get install valgrind", _has_valgrind, re.compile(r"valgrind|callgrind", re.I)),
+    ("a C compiler", "apt-get install gcc", _has_cc, re.compile(r"C compiler", re.I)),
+    ("mysqlclient (a C build against libmariadb)",
+     "apt-get install libmariadb-dev pkg-config, then ORMBENCH_TOX_EXTRAS=mysql tox, or pip install -e '.[mysql]'",
+     _has_mysqlclient, re.compile(r"MySQLdb|mysqlclient", re.I)),
+)
+
+
+def missing_system_packages() -> list[tuple[str, str]]:
+    """``(what, how to get it)`` for each system package this machine lacks."""
+    return [(what, how) for what, how, here, _ in SYSTEM_PACKAGES if not here()]
+
+
+def wanted_packages(reason: str, missing: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The missing system packages a skip's ``reason`` names (none: a skip for another reason)."""
+    names = {what for what, _, _, pattern in SYSTEM_PACKAGES if pattern.search(reason)}
+    return [(what, how) for what, how in missing if what in names]
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2])
+    return str(longrepr)
+
+
+def _require_all(config: pytest.Config) -> bool:
+    return os.environ.get(REQUIRE_ALL, "") not in ("", "0")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if _require_all(session.config) and not hasattr(session.config, "workerinput"):
+        missing = missing_system_packages()
+        if missing:
+            listed = "; ".join(f"{what} ({how})" for what, how in missing)
+            raise pytest.UsageError(f"{REQUIRE_ALL}=1, but this machine lacks: {listed}")
+
+
+def _fail_if_wanted(report: pytest.TestReport | pytest.CollectReport, config: pytest.Config) -> None:
+    """Under ORMBENCH_REQUIRE_ALL, a skip for want of a system package becomes a failure."""
+    if not report.skipped or not _require_all(config) or hasattr(report, "wasxfail"):
+        return
+    reason = _skip_reason(report)
+    wanted = wanted_packages(reason, missing_system_packages())
+    if wanted:
+        report.outcome = "failed"
+        report.longrepr = f"{REQUIRE_ALL}=1: skipped for want of {', '.join(w for w, _ in wanted)}: {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo) -> Iterator[None]:
+    outcome = yield
+    _fail_if_wanted(outcome.get_result(), item.config)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+    outcome = yield
+    _fail_if_wanted(outcome.get_result(), collector.config)
+
+
+def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:  # noqa: ANN001
+    """The session's skips, each reason once: first those for want of a system package, by package, with the
+    command that enables them, then any other reason with its count (tox gives no -rs to tests/: this is the list)."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if not skipped:
+        return
+    missing = missing_system_packages()
+    wanted: dict[tuple[str, str], int] = {}
+    other: dict[str, int] = {}
+    for report in skipped:
+        reason = _skip_reason(report)
+        packages = wanted_packages(reason, missing)
+        for package in packages:
+            wanted[package] = wanted.get(package, 0) + 1
+        if not packages:
+            reason = reason.removeprefix("Skipped: ")
+            other[reason] = other.get(reason, 0) + 1
+    if wanted:
+        listed = ", ".join(f"{what} ({how}): {n} skipped" for (what, how), n in wanted.items())
+        terminalreporter.write_line(f"skipped for want of system packages: {listed}", yellow=True, bold=True)
+    for reason, n in other.items():
+        terminalreporter.write_line(f"skipped ({n}): {reason}", yellow=True)
