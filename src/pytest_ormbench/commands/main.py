@@ -67,11 +67,19 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
+    runs = load(args.files)
+    if args.html is not None:
+        from pytest_ormbench.results.report.html import write_html
+
+        write_html(runs, args.html)
+        print(f"ormbench: wrote {args.html}", file=sys.stderr)
+        if args.output is None and args.format is None:  # --html alone writes the page only
+            return 0
     fmt = args.format or ("text" if args.output is None and sys.stdout.isatty() else "markdown")
     charts = None
     if not args.no_charts and fmt == "markdown":
         charts = args.charts or (args.output.parent / "charts" if args.output else None)
-    text = write_report(load(args.files), args.output, fmt, charts)
+    text = write_report(runs, args.output, fmt, charts)
     if args.output is None:
         sys.stdout.write(text)
     else:
@@ -108,6 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--charts", type=Path, default=None,
                      help="directory for PNG and SVG charts (default with -o: OUT's directory/charts)")
     rep.add_argument("--no-charts", action="store_true", help="write no charts")
+    rep.add_argument("--html", type=Path, default=None, metavar="OUT.html",
+                     help="also write the report as one self-contained HTML page (sortable, filterable tables and "
+                          "charts; no network needed to read it); alone, without -o or --format, only the page")
     _add_compare(sub)
     publish.add_parser(sub)
     args, extra = parser.parse_known_args(argv)
