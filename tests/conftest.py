@@ -204,6 +204,13 @@ def _has_mysqlclient() -> bool:
     return importlib.util.find_spec("MySQLdb") is not None
 
 
+def _has_chromium() -> bool:
+    """tests/test_html.py's headless browser: Debian's chromium and chromium-driver (paths it may be told)."""
+    paths = (os.environ.get("ORMBENCH_CHROMIUM", "/usr/bin/chromium"),
+             os.environ.get("ORMBENCH_CHROMEDRIVER", "/usr/bin/chromedriver"))
+    return all(os.access(path, os.X_OK) for path in paths)
+
+
 #: (what, the command that enables it, is it here, a skip reason that names it)
 SYSTEM_PACKAGES = (
     ("PostgreSQL server", "apt-get install postgresql", _has_postgresql,
@@ -215,6 +222,8 @@ SYSTEM_PACKAGES = (
     ("mysqlclient (a C build against libmariadb)",
      "apt-get install libmariadb-dev pkg-config, then ORMBENCH_TOX_EXTRAS=mysql tox, or pip install -e '.[mysql]'",
      _has_mysqlclient, re.compile(r"MySQLdb|mysqlclient", re.I)),
+    ("chromium", "apt-get install chromium chromium-driver", _has_chromium,
+     re.compile(r"chromium|chromedriver|headless browser", re.I)),
 )
 
 
