@@ -41,7 +41,7 @@ def test_geometric_mean_and_ratio_arithmetic() -> None:
     assert geometric_mean([0, -1, math.inf]) is None
     assert rows_per_second(300, [0.3, 0.1, 0.2]) == pytest.approx(1500)  # median, not mean
     text = (GOLDEN / "report.txt").read_text()
-    assert "57,163 (×1.25)" in text  # warm / cold of the hand-written figures
+    assert "57,163 ±10% (×1.25)" in text  # warm / cold of the hand-written figures
 
 
 def test_same_cell_in_two_files_uses_the_later_run() -> None:
@@ -131,12 +131,13 @@ def test_drift_floor_is_shown_in_the_header(tmp_path: Path, capsys: pytest.Captu
     assert main(["report", str(path), "--format", "text"]) == 0
     out = capsys.readouterr().out
     assert "Drift floor: the spread of a fixed sqlite3 probe over each run (see Runs)" in out
-    row = next(line for line in out.splitlines() if line.startswith(str(path)))
-    assert row.split()[-5:] == ["interleaved", "7.3%", "(2", "probes)", "104"]  # median of the probes
+    from pytest_ormbench.results.report.tables import runs_table
+
+    assert runs_table(load([path])).rows[0][-3:] == ["interleaved", "7.3% (2 probes)", "104"]  # median of the probes
     assert main(["report", str(DATA / "cold.json"), "--format", "text"]) == 0
     out = capsys.readouterr().out
     assert "over each run (see Runs)" not in out  # files from before the probe: no header line, a dash in Runs
-    assert next(line for line in out.splitlines() if line.startswith("tests/data/cold.json")).split()[-3:] == ["—", "—", "—"]
+    assert runs_table(load([DATA / "cold.json"])).rows[0][-3:] == ["—", "—", "—"]
 
 
 def test_runs_table_says_which_file_supplies_which_cells() -> None:
@@ -161,9 +162,10 @@ def test_best_names_the_fastest_arm_other_than_the_control(tmp_path: Path) -> No
     path.write_text(json.dumps(doc))
     table = detail(load([path]), "simple", "cold", "default")
     rows = {row[0]: row for row in table.rows}
-    assert rows["K Delete"][1:] == ["50,000", "25,000", "40,000", "SQLObject"]
+    assert rows["K Delete"][1:] == ["50,000 ±10%", "25,000 ±10%", "40,000 ±10%", "SQLObject"]
     assert rows["A Insert: Single"][-1] == "peewee"
-    assert "Best: the fastest arm other than the raw sqlite3 control arm." in table.notes
+    assert ("Best: the fastest arm other than the raw sqlite3 control arm, where its lead over the runner-up is "
+            "beyond the noise.") in table.notes
 
     doc["benchmarks"] = [b for b in doc["benchmarks"] if b["extra_info"]["arm"] == "sqlite3"]
     path.write_text(json.dumps(doc))
@@ -316,7 +318,7 @@ def test_a_timed_file_and_an_instructions_file_fold(tmp_path: Path, capsys: pyte
         assert f"{counted}: the instructions of 2 cell(s) whose rows/s come from the timed run {timed}" in runs.notes
         assert not any("is used" in n for n in runs.notes)  # folded, not replaced
         rows = {r[0]: r[1:] for r in detail(runs, "simple", "warm", "default").rows}
-        assert rows["A Insert: Single"] == ["10,000", "5,000"]
+        assert rows["A Insert: Single"] == ["10,000 ±10%", "5,000 ±10%"]
         rows = {r[0]: r[1:] for r in instructions(runs, "simple", "warm", "default").rows}  # type: ignore[union-attr]
         assert rows["A Insert: Single"] == ["5.00 k", "40.0 k"]
     assert main(["report", str(timed), str(counted), "--no-charts", "--format", "markdown"]) == 0
@@ -342,11 +344,11 @@ def test_a_file_of_instrumented_cells_only_still_makes_a_report(tmp_path: Path,
     for fmt in ("markdown", "text"):
         assert main(["report", str(path), "--no-charts", "--format", fmt]) == 0
         out = capsys.readouterr().out
-        assert UNTIMED in out and "rows/s, higher is better" not in out and "Overall" not in out
+        assert UNTIMED in " ".join(out.split()) and "rows/s, higher is better" not in out and "Overall" not in out
         assert "instructions per row, lower is better" in out and "Statements per operation" in out
         assert "ORM overhead" not in out
     summary = render_summary(runs_from_records(records, {}, "2026-12-02T10:00:00"))
-    assert summary.startswith(UNTIMED) and "instructions per row" in summary and "9.00 k" in summary
+    assert " ".join(summary.split()).startswith(UNTIMED) and "instructions per row" in summary and "9.00 k" in summary
     assert "rows/s, higher" not in summary
 
 
@@ -390,8 +392,9 @@ ASYNC_ARMS = {"asyncpg", "sqlalchemy_async"}
 
 
 def _db_record(arm: str, op: str, seconds: float, db: str = "sqlite", rtt: float | None = None,
-               statements: dict[str, int] | None = None, label: str | None = None) -> object:
-    """A synthetic timed record of Test 1, warm, default table, on ``db`` (through the proxy at ``rtt`` ms)."""
+               statements: dict[str, int] | None = None, label: str | None = None, jitter: float = 0.1) -> object:
+    """A synthetic timed record of Test 1, warm, default table, on ``db`` (through the proxy at ``rtt`` ms); its
+    three rounds ``jitter`` below and above ``seconds``."""
     from pytest_ormbench.workload.measures import GC_COLLECTIONS, WALL
     from pytest_ormbench.workload.cells import CellKey
     from pytest_ormbench.results.record import CellRecord, Environment, Facts
@@ -404,7 +407,8 @@ def _db_record(arm: str, op: str, seconds: float, db: str = "sqlite", rtt: float
                                                 "server_settings": "fsync=on, wal_sync_method=fdatasync"}
                                       if server else {}),
                       facts=Facts(pragmas={"fsync": "on"} if server else {"journal_mode": "wal"}),
-                      measures={WALL: [seconds * 0.9, seconds, seconds * 1.1], GC_COLLECTIONS: [0.0, 0.0, 0.0]},
+                      measures={WALL: [seconds * (1 - jitter), seconds, seconds * (1 + jitter)],
+                                GC_COLLECTIONS: [0.0, 0.0, 0.0]},
                       statements=[statements] if statements else [])
 
 
@@ -424,10 +428,10 @@ def _postgresql_records(arms: tuple[str, ...] = ("psycopg", "asyncpg", "peewee",
             for op in "ADF" for arm in arms]
 
 
-def _sweep_records() -> list:
+def _sweep_records(jitter: float = 0.1) -> list:
     """Ops D and F through the proxy at 0, 1, 5 and 25 ms: peewee makes two round trips an op, SA ORM async one."""
     trips = {"psycopg": 1, "asyncpg": 1, "peewee": 2, "sqlalchemy_async": 1}
-    return [_db_record(arm, op, PACE[arm] * 4 + trips[arm] * rtt / 1000, "postgresql", rtt)
+    return [_db_record(arm, op, PACE[arm] * 4 + trips[arm] * rtt / 1000, "postgresql", rtt, jitter=jitter)
             for op in "DF" for arm in trips for rtt in (0.0, 1.0, 5.0, 25.0)]
 
 
@@ -462,7 +466,8 @@ def test_postgresql_section_prices_sync_arms_against_psycopg_and_async_ones_agai
     pg = tables["detail-simple-warm-default-postgresql"]
     assert pg.section == "PostgreSQL" and pg.title.endswith("— PostgreSQL")
     assert pg.header == ["Operation", "raw psycopg", "raw asyncpg", "Django", "peewee", "SA ORM async", "Best"]
-    assert "Best: the fastest arm other than the raw psycopg and raw asyncpg control arms." in pg.notes
+    assert ("Best: the fastest arm other than the raw psycopg and raw asyncpg control arms, where its lead over the "
+            "runner-up is beyond the noise.") in pg.notes
     assert {r[0]: r[-1] for r in pg.rows}["Geometric Mean"] == "peewee"  # not the faster controls
     # the SQLite table of the same group has SQLite's arms only, and sqlite3 as its yardstick
     lite = tables["detail-simple-warm-default"]
@@ -514,8 +519,12 @@ def test_latency_sweep_has_a_table_per_op_rows_against_rtt() -> None:
     assert list(rows) == ["raw psycopg", "raw asyncpg", "peewee", "SA ORM async"]
     assert rows["peewee"] == ["8,333", "8,333", "7,143", "4,545", "1,613", "×0.19"]  # 12 ms + 2 × RTT a round
     assert rows["SA ORM async"][-2:] == ["1,754", "×0.56"]
+    # at 25 ms SA ORM async leads peewee by 9 %, inside its rounds' ±10 %: no sentence names a leader there
+    assert not any(n.startswith("D Filter: Large: of the ORMs") for n in d.notes)
+    tight = runs_from_records(_postgresql_records() + _sweep_records(jitter=0.01), {}, "2026-12-01T10:00:00")
+    notes = next(t for t in sections(tight) if t.anchor == "latency-postgresql-simple-warm-default-D").notes
     assert ("D Filter: Large: of the ORMs, peewee leads at 0 ms (8,333 rows/s), SA ORM async at 25 ms "
-            "(1,754 rows/s).") in d.notes
+            "(1,754 rows/s).") in notes  # rounds within ±1 %: the 9 % lead stands
     assert "latency-postgresql-simple-warm-default-F" in tables
     assert "latency-postgresql-simple-warm-default-A" not in tables  # no sweep of op A
     # the sweep's cells are not in the PostgreSQL section's tables (they are other cells)
@@ -542,9 +551,9 @@ def test_the_same_cell_on_sqlite_and_postgresql_is_two_cells(tmp_path: Path) -> 
             pytest.approx(100 / 0.012)
         lite_rows = {r[0]: r for r in detail(runs.at("sqlite"), "simple", "warm", "default").rows}
         pg_rows = {r[0]: r for r in detail(runs.at("postgresql"), "simple", "warm", "default").rows}
-        assert lite_rows["D Filter: Large"][2] == "33,333" and pg_rows["D Filter: Large"][4] == "8,333"  # peewee
+        assert lite_rows["D Filter: Large"][2] == "33,333 ±10%" and pg_rows["D Filter: Large"][4] == "8,333 ±10%"
         # a caller that knows nothing of databases sees SQLite's figures only, never the two merged
-        assert {r[0]: r[2] for r in detail(runs, "simple", "warm", "default").rows}["D Filter: Large"] == "33,333"
+        assert {r[0]: r[2] for r in detail(runs, "simple", "warm", "default").rows}["D Filter: Large"] == "33,333 ±10%"
         rows = {r[0]: r for r in runs_table(runs).rows}
         assert rows[str(lite)][2] == "sqlite" and rows[str(pg)][2] == "postgresql"
     # a rerun of a PostgreSQL cell replaces that cell only, and the note names it with its database
@@ -567,7 +576,7 @@ def test_a_latency_sweeps_own_direct_cell_does_not_replace_the_main_runs(tmp_pat
         key = CellKey("peewee", "simple", "D", "warm", "default", "postgresql")
         assert runs.cells[key].source == str(main) and runs.cells[key].sweep_direct_cell.source == str(sweep)
         pg = {r[0]: r for r in detail(runs.at("postgresql"), "simple", "warm", "default").rows}
-        assert pg["D Filter: Large"][4] == "8,333"  # peewee: the main run's 12 ms, not the sweep's 50 ms
+        assert pg["D Filter: Large"][4] == "8,333 ±10%"  # peewee: the main run's 12 ms, not the sweep's 50 ms
         d = {r[0]: r[1:] for r in latency(runs, "postgresql")[0].rows}
         assert d["peewee"][0] == "2,000" and d["raw psycopg"][0] == "50,000"  # the sweep's own; else the main run's
         assert not any("is used" in n for n in runs.notes)

@@ -92,19 +92,19 @@ def write_report_now(session: OrmbenchSession, config: pytest.Config) -> str:
     """--ormbench-report: the same report ``ormbench report`` makes from the JSON."""
     import io
 
-    from pytest_ormbench.results.report.write import write_report
+    from pytest_ormbench.results.report.write import charts_dir_for, write_report
 
     out = Path(session.run.report)
     if not out.is_absolute():
         out = Path(str(config.invocation_params.dir)) / out
     err = io.StringIO()
-    write_report(live_runs(session, config), out, "markdown", out.parent / "charts", err=err)
+    write_report(live_runs(session, config), out, "markdown", charts_dir_for(out), err=err)
     return (err.getvalue() + f"pytest-ormbench: report written to {out}").strip()
 
 
 def terminal_summary(terminalreporter, config: pytest.Config) -> None:  # noqa: ANN001
     """The end of the run on the terminal: the rows/s (or instructions) table, the drift floor, the cells without
-    a number, the report written, the comparison."""
+    a number, the report written, the comparison, and last, for a busy run, one line saying so."""
     session = config.stash.get(SESSION_KEY, None)
     if session is None or session.scheduler is None:
         return
@@ -112,8 +112,10 @@ def terminal_summary(terminalreporter, config: pytest.Config) -> None:  # noqa: 
     if not scheduler.records and not scheduler.not_run:
         return
     from pytest_ormbench.results.report.render import render_not_run, render_summary
+    from pytest_ormbench.results.report.tables import busy_line
 
     tr = terminalreporter
+    busy = None
     if scheduler.records:
         run = session.run
         tr.write_sep("=", "pytest-ormbench: instructions per row (median of rounds, lower is better)"
@@ -121,7 +123,9 @@ def terminal_summary(terminalreporter, config: pytest.Config) -> None:  # noqa: 
         settings = ", ".join(f"{k}={v}" for k, v in run.settings.describe().items())
         tr.write_line(f"settings: {settings}; {run.rounds} rounds per cell, iterations {run.sizes.iterations}, "
                       f"batch {run.sizes.batch}")
-        tr.write_line(render_summary(live_runs(session, config)))
+        runs = live_runs(session, config)
+        tr.write_line(render_summary(runs))
+        busy = None if run.instructions else busy_line(runs)
         facts = scheduler.run_facts()
         floor = facts["drift_floor"]
         figures = ", ".join(f"{p['rows_per_s']:,.0f}" for p in facts["probes"])
@@ -137,3 +141,5 @@ def terminal_summary(terminalreporter, config: pytest.Config) -> None:  # noqa: 
     if session.comparison_text:
         tr.write_sep("=", "pytest-ormbench: comparison with the baseline")
         tr.write_line(session.comparison_text)
+    if busy:  # the last word of the run: its figures cannot carry the orders the tables show
+        tr.write_line(f"pytest-ormbench: {busy}")

@@ -58,6 +58,66 @@ def spread(values: Sequence[float]) -> float:
     return high / low - 1
 
 
+def relative_spread(values: Sequence[float]) -> float | None:
+    """(max - min) / median of one cell's rounds: how far its figure moved within the run (None: fewer than
+    two rounds, so no spread was seen)."""
+    vals = [v for v in values if v is not None and math.isfinite(v)]
+    if len(vals) < 2:
+        return None
+    mid = median(vals)
+    return (max(vals) - min(vals)) / mid if mid > 0 else math.inf
+
+
+#: an instructions run's own floor: counts of the same code on the same data repeat to ~0.1 %, doubled for
+#: margin (the comparison's ``INSTRUCTIONS_FLOOR``)
+INSTRUCTIONS_NOISE = 0.002
+#: with nothing to rank (no two arms side by side), a run is busy above this drift floor: the comparison's
+#: default threshold, the smallest change the project acts on
+BUSY_FALLBACK = 0.10
+
+
+def clear_lead(leader: Sequence[float], runner_up: Sequence[float], floors: Iterable[float | None] = (),
+               *, min_rounds: int = 2) -> bool:
+    """THE rule for naming a winner: whether the better of two cells leads the other by more than the noise.
+
+    ``leader`` and ``runner_up`` are the two cells' values per round (rows/s, or instructions per row; either
+    direction: the lead is the larger median over the smaller, minus one). ``floors`` are the noise of the
+    runs the figures come from (each run's drift floor, and the gap between two runs' probe levels; for
+    instructions, :data:`INSTRUCTIONS_NOISE`). The lead stands when it is larger than the largest of those
+    floors and of either cell's :func:`relative_spread`: the rounds' whole range, not half of it, because
+    three rounds see less than the spread a cell really has. A cell with fewer than ``min_rounds`` rounds
+    has no spread to go by: nothing it leads or trails stands (instructions pass ``min_rounds=1``: one count
+    is as good as several).
+
+    Not a rank test: with three rounds a side Mann-Whitney cannot reach p < 0.1, yet a ×2 lead on an idle
+    machine is plain; and not the floor alone: a cell can be noisier than the probe.
+    """
+    if len(leader) < min_rounds or len(runner_up) < min_rounds or not leader or not runner_up:
+        return False
+    a, b = median(leader), median(runner_up)
+    low, high = min(a, b), max(a, b)
+    if low <= 0:
+        return False
+    noise = [f for f in (*floors, relative_spread(leader), relative_spread(runner_up)) if f is not None]
+    return high / low - 1 > max(noise, default=0.0)
+
+
+def adjacent_gaps(figures: Iterable[float]) -> list[float]:
+    """The relative gaps (larger / smaller - 1) between neighbours of the figures sorted: how far apart the
+    arms of one operation stand."""
+    vals = sorted(v for v in figures if v is not None and v > 0 and math.isfinite(v))
+    return [b / a - 1 for a, b in zip(vals, vals[1:])]
+
+
+def busy(floor: float | None, gaps: Sequence[float]) -> bool:
+    """Whether a run's drift floor is beyond what its figures can carry: larger than the median gap between
+    adjacent arms (then most of its orderings are inside the noise), or, with no two arms to tell apart,
+    larger than :data:`BUSY_FALLBACK`. A run without a probe (floor None) is not called busy."""
+    if floor is None:
+        return False
+    return floor > (median(gaps) if gaps else BUSY_FALLBACK)
+
+
 # -- the test of two samples ----------------------------------------------------------------------
 
 @lru_cache(maxsize=64)

@@ -1,6 +1,7 @@
-"""Charts (optional extra ``pytest-ormbench[plot]``): per test a log-scale grouped bar chart of
-arms x operations, and one summary chart of geometric means, for each database; and for a latency
-sweep, rows/s against the round-trip time, one line per arm and one panel per operation."""
+"""Charts (optional extra ``pytest-ormbench[plot]``): per test a grouped bar chart of arms x operations,
+and one summary chart of geometric means, for each database, each bar with its rounds' range as an error
+bar and a busy run named in the title; and for a latency sweep, rows/s against the round-trip time, one
+line per arm and one panel per operation."""
 
 from __future__ import annotations
 
@@ -102,8 +103,9 @@ def _database_charts(runs: Runs, out_dir: Path, formats: tuple[str, ...], plt,  
     names = T.labels(runs)
     stem_end = f"-{db}" if db else ""
     title_end = f" — {T.db_title(db)}" if db else ""
+    busy = dict(T.busy_runs(runs))
     for model, mode, table in T.timed_groups(runs):  # rows/s charts: an instructions-only group has none
-        per_arm = T.figures(runs, model, mode, table)
+        per_arm = T.figure_grid(runs, model, mode, table)
         arms = [a for a in T.arm_order(runs) if a in per_arm]
         letters = [lt for lt in T.OBJECT_OPS if any(lt in per_arm[a] for a in arms)]
         fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(letters) + 3), 5.2))
@@ -111,12 +113,15 @@ def _database_charts(runs: Runs, out_dir: Path, formats: tuple[str, ...], plt,  
         styles = arm_styles(arms, plt)
         for i, arm in enumerate(arms):
             xs = [j + (i - (len(arms) - 1) / 2) * width for j in range(len(letters))]
-            ys = [per_arm[arm].get(lt, 0) or 0 for lt in letters]
-            ax.bar(xs, ys, width, label=names[arm], **styles[arm])
-        _value_axis(ax, [v for a in arms for v in per_arm[a].values() if v], "rows/s")
+            figs = [per_arm[arm].get(lt) for lt in letters]
+            ax.bar(xs, [f.value if f else 0 for f in figs], width, label=names[arm], yerr=_error_bars(figs),
+                   error_kw=ERROR_BARS, **styles[arm])
+        _value_axis(ax, [v for a in arms for f in per_arm[a].values() for v in (min(f.rounds), max(f.rounds))],
+                    "rows/s")
         ax.set_xticks(range(len(letters)))
         ax.set_xticklabels([lt + "\n" + OPS_BY_LETTER[lt].title.replace(": ", ":\n") for lt in letters], fontsize=8)
-        ax.set_title(f"{MODELS[model].title} — {mode}, {table} table{title_end}")
+        ax.set_title(_title(f"{MODELS[model].title} — {mode}, {table} table{title_end}", busy,
+                            {s for ops in per_arm.values() for f in ops.values() for s in f.sources}))
         ax.grid(axis="y", which="both", alpha=0.3)
         ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fig.tight_layout()
@@ -127,7 +132,7 @@ def _database_charts(runs: Runs, out_dir: Path, formats: tuple[str, ...], plt,  
         cols = [(m, md) for (m, md, t) in T.timed_groups(runs) if t == table]
         if not cols:
             continue
-        gms = {c: T.geomeans(T.figures(runs, c[0], c[1], table)) for c in cols}
+        gms = {c: T.object_means(T.figure_grid(runs, c[0], c[1], table)) for c in cols}
         arms = [a for a in T.arm_order(runs) if any(a in g for g in gms.values())]
         # room for a readable figure on every bar: about 0.17 inch a bar
         fig, ax = plt.subplots(figsize=(max(8.0, 0.17 * len(arms) * len(cols) + 3.5), 5.6))
@@ -136,22 +141,42 @@ def _database_charts(runs: Runs, out_dir: Path, formats: tuple[str, ...], plt,  
         every: list[float] = []
         for i, arm in enumerate(arms):
             xs = [j + (i - (len(arms) - 1) / 2) * width for j in range(len(cols))]
-            ys = [(gms[c].get(arm, (None, 0))[0] or 0) for c in cols]
-            bars = ax.bar(xs, ys, width, label=names[arm], **styles[arm])
+            figs = [gms[c].get(arm) for c in cols]
+            ys = [f.value if f else 0 for f in figs]
+            bars = ax.bar(xs, ys, width, label=names[arm], yerr=_error_bars(figs), error_kw=ERROR_BARS,
+                          **styles[arm])
             # the figure on every bar: the chart is read for ratios, and a reader should not need the axis
             ax.bar_label(bars, labels=[T.fmt_rate(y) if y else "" for y in ys], rotation=90, padding=2,
                          fontsize=6 if len(arms) > 6 else 8)
-            every += ys
+            every += [v for f in figs if f for v in (min(f.rounds), max(f.rounds))]
         _value_axis(ax, every, "geometric mean, rows/s")
         ax.set_xticks(range(len(cols)))
         ax.set_xticklabels([f"Test {MODELS[m].test}\n{md}" for m, md in cols])
-        ax.set_title(f"Geometric means over the object operations — {table} table{title_end}")
+        ax.set_title(_title(f"Geometric means over the object operations — {table} table{title_end}", busy,
+                            {s for g in gms.values() for f in g.values() for s in f.sources}))
         ax.grid(axis="y", which="both", alpha=0.3)
         ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fig.tight_layout()
         written += _save(fig, out_dir, f"summary-{table}{stem_end}", formats)
         plt.close(fig)
     return written
+
+
+#: the error bars: the rounds' range (a geometric mean's: the means of the rounds' lows and highs)
+ERROR_BARS = {"elinewidth": 0.8, "capsize": 1.5, "ecolor": "#222222"}
+
+
+def _error_bars(figs: list) -> list[list[float]]:  # noqa: ANN001
+    """[below, above] each bar: from the lowest round to the highest (0 for a missing figure or one round)."""
+    return [[f.value - min(f.rounds) if f else 0 for f in figs], [max(f.rounds) - f.value if f else 0 for f in figs]]
+
+
+def _title(title: str, busy: dict[str, float], sources: set[str]) -> str:
+    """A chart's title, with a second line when a busy run (``noise.busy_runs``) is behind its bars."""
+    floors = [busy[s] for s in sources if s in busy]
+    if not floors:
+        return title
+    return f"{title}\nbusy run: drift floor {max(floors):.0%}, so leads smaller than that are noise"
 
 
 def _latency_charts(runs: Runs, db: str, out_dir: Path, formats: tuple[str, ...], plt) -> list[Path]:  # noqa: ANN001

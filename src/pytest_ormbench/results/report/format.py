@@ -60,6 +60,14 @@ def fmt_pct(fraction: float | None, signed: bool = False) -> str:
     return f"{fraction * 100:+.1f}%" if signed else f"{fraction * 100:.3g}%"
 
 
+def fmt_spread(fraction: float | None) -> str:
+    """The ± beside a figure: ``±3%``, ``±0.4%``; "" for none (one round)."""
+    if fraction is None:
+        return ""
+    pct = fraction * 100
+    return f"±{pct:.1f}%" if pct < 0.95 else f"±{pct:.0f}%"
+
+
 def md_cell(text: object) -> str:
     """Text safe inside a Markdown table's cell."""
     return str(text).replace("|", "\\|")

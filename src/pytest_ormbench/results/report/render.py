@@ -91,15 +91,26 @@ def sections(runs: Runs) -> list[Table]:
     return out + _in_section([T.runs_table(runs)], "Sources and notes", "")
 
 
+#: a terminal's width: the text layout is never wider (the Markdown keeps every table whole)
+TEXT_WIDTH = 100
+
+
 def _text_body(body: Sequence[Table], sep: str = "\n") -> list[str]:
-    """The tables as text, each section opened by an "== name ==" line (and its intro)."""
+    """The tables as text, each section opened by an "== name ==" line (and its intro), TEXT_WIDTH wide."""
     out, section = [], ""
     for t in body:
         if t.section and t.section != section:
             section = t.section
-            out.append("\n".join([f"== {section} ==", *([textwrap.fill(t.intro, 100)] if t.intro else [])]) + sep)
-        out.append(text_table(t) + sep)
+            out.append("\n".join([f"== {section} ==", *([textwrap.fill(t.intro, TEXT_WIDTH)] if t.intro else [])])
+                       + sep)
+        out.append(text_table(t, TEXT_WIDTH) + sep)
     return out
+
+
+def _wrapped(lines: Iterable[str], first: str = "", rest: str = "  ") -> list[str]:
+    """Lines folded to TEXT_WIDTH, each started by ``first`` and continued indented by ``rest``."""
+    return [w for line in lines for w in textwrap.wrap(line, TEXT_WIDTH, initial_indent=first, subsequent_indent=rest,
+                                                       break_on_hyphens=False, break_long_words=False) or [""]]
 
 
 def _untimed(runs: Runs) -> bool:
@@ -112,15 +123,20 @@ def render(runs: Runs, fmt: str = "markdown", charts: Sequence[str] = ()) -> str
     body = sections(runs)
     env = T.environment(runs)
     notes = T.footnotes(runs)
+    busy = T.busy_line(runs)
     if fmt == "text":
-        parts = ["pytest-ormbench report", *env, ""]
+        parts = ["pytest-ormbench report", *_wrapped(env), ""]
+        if busy:
+            parts += [*_wrapped([busy]), ""]
         if _untimed(runs):
-            parts += [T.UNTIMED, ""]
+            parts += [*_wrapped([T.UNTIMED]), ""]
         parts += _text_body(body)
         if notes:
-            parts += ["Footnotes:", *(f"- {n}" for n in notes)]
+            parts += ["Footnotes:", *_wrapped(notes, "- ")]
         return "\n".join(parts).rstrip() + "\n"
     parts = ["# pytest-ormbench results", "", *(f"- {line}" for line in env), ""]
+    if busy:
+        parts += [f"> **{busy}**", ""]
     if _untimed(runs):
         parts += [T.UNTIMED + " Every figure passed verification.", ""]
     else:
@@ -150,7 +166,7 @@ def render_summary(runs: Runs) -> str:
     instructions run has no rows/s: its summary is one line saying so and the instructions tables.
     """
     body = [t for t in sections(runs) if t.anchor != "runs" and not t.anchor.startswith("statements-")]
-    return "\n\n".join(([T.UNTIMED] if _untimed(runs) else []) + _text_body(body, sep=""))
+    return "\n\n".join((["\n".join(_wrapped([T.UNTIMED]))] if _untimed(runs) else []) + _text_body(body, sep=""))
 
 
 def render_not_run(entries: Iterable[tuple[str, str, str]], width: int = 100) -> str:

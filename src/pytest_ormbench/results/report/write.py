@@ -10,6 +10,12 @@ from pytest_ormbench.results.report.load import Runs
 from pytest_ormbench.results.report.render import render
 
 
+def charts_dir_for(out: Path) -> Path:
+    """The charts' folder of a report at ``out``: beside it and named after it (``reads.md`` -> ``reads-charts/``),
+    so that two reports in one folder never draw over each other's charts."""
+    return out.with_name(f"{out.stem}-charts")
+
+
 def write_report(runs: Runs, out: Path | None, fmt: str, charts_dir: Path | None, *, err=None) -> str:  # noqa: ANN001
     """Render (and write) a report; charts are skipped with one line when matplotlib is missing."""
     err = err or sys.stderr

@@ -10,15 +10,18 @@ from __future__ import annotations
 
 from pytest_ormbench.workload.spec import OPS_BY_LETTER  # noqa: F401  (scripts under results/ read it as T.OPS_BY_LETTER)
 from pytest_ormbench.results.report.format import (DB_TITLES, KIND_LETTERS, NO_FIGURE, db_title, fmt_count,  # noqa: F401
-                                                   fmt_rate, fmt_ratio, fmt_statements, machine_text)
+                                                   fmt_rate, fmt_ratio, fmt_spread, fmt_statements, machine_text)
 from pytest_ormbench.results.report.table import Table  # noqa: F401
 from pytest_ormbench.results.report.tables.scope import (ASYNC_CONTROLS, OBJECT_OPS, all_arm_order,  # noqa: F401
                                                          arm_order, control_arms, control_label, controls_named,
                                                          db_of, figures, geomeans, groups, instruction_figures,
                                                          is_async, labels, per_arm, present_controls, scoped,
                                                          shown_cells, timed_groups, whole, yardstick)
-from pytest_ormbench.results.report.tables.rates import (OLD_DISCIPLINE, UNTIMED, detail, old_discipline,  # noqa: F401
-                                                         ops_table, overall)
+from pytest_ormbench.results.report.tables.noise import (BUSY_ADVICE, CONTESTED, Figure, busy_line,  # noqa: F401
+                                                         busy_runs, figure_grid, instructions_figure,
+                                                         leader, mean_figure, object_means, rate_figure, stands)
+from pytest_ormbench.results.report.tables.rates import (CONTESTED_NOTE, OLD_DISCIPLINE, SPREAD_NOTE,  # noqa: F401
+                                                         UNTIMED, detail, old_discipline, ops_table, overall)
 from pytest_ormbench.results.report.tables.instructions import (DISAGREE_INSTRUCTIONS_MARGIN,  # noqa: F401
                                                                 DISAGREE_MARGIN, DISAGREE_PAIRS, disagreements,
                                                                 instructions)

@@ -8,6 +8,7 @@ from pytest_ormbench.workload.spec import MODELS, OPS
 from pytest_ormbench.results.report.format import fmt_count
 from pytest_ormbench.results.report.load import Runs
 from pytest_ormbench.results.report.table import Table
+from pytest_ormbench.results.report.tables.noise import figure_grid, instructions_figure, stands
 from pytest_ormbench.results.report.tables.rates import ops_table
 from pytest_ormbench.results.report.tables.scope import (arm_order, controls_named, figures, instruction_figures,
                                                          labels, present_controls)
@@ -22,12 +23,12 @@ DISAGREE_PAIRS = 3
 
 def instructions(runs: Runs, model: str, mode: str, table: str) -> Table | None:
     """Instructions per row, ops x arms like the rows/s table (None: no record of the group counted them)."""
-    per_arm = instruction_figures(runs, model, mode, table)
+    per_arm = figure_grid(runs, model, mode, table, instructions_figure)
     if not per_arm:
         return None
     names = labels(runs)
     best = (f"Best: the arm other than {controls_named(names, present_controls(runs, model, mode, table))} that "
-            "executed the fewest instructions per row.")
+            "executed the fewest instructions per row, where it leads the runner-up by more than the noise.")
     title = f"{MODELS[model].title} — {mode}, {table} table (instructions per row, lower is better)"
     legend = ("Instructions the operation executed, counted by valgrind's callgrind around the op only "
               "(--ormbench-instructions): the median round's count over the rows it handled; k thousand, M million. "
@@ -41,10 +42,12 @@ def instructions(runs: Runs, model: str, mode: str, table: str) -> Table | None:
 def disagreements(runs: Runs, model: str, mode: str, table: str) -> list[str]:
     """One line per op where two arms' order by rows/s and by instructions per row differ.
 
-    Only pairs whose rows/s differ by more than DISAGREE_MARGIN (closer, the order by time may be noise) and
-    whose instructions differ by more than DISAGREE_INSTRUCTIONS_MARGIN (closer, it is the same work).
+    Only pairs whose rows/s differ by more than DISAGREE_MARGIN and by more than their noise (``noise.stands``:
+    closer, the order by time may be noise) and whose instructions differ by more than
+    DISAGREE_INSTRUCTIONS_MARGIN (closer, it is the same work).
     """
     rates, counts = figures(runs, model, mode, table), instruction_figures(runs, model, mode, table)
+    timed = figure_grid(runs, model, mode, table)
     names = labels(runs)
     arms = [a for a in arm_order(runs) if a in rates and a in counts]
     lines = []
@@ -55,7 +58,8 @@ def disagreements(runs: Runs, model: str, mode: str, table: str) -> list[str]:
             fast, slow = (a, b) if rates[a][op.letter] >= rates[b][op.letter] else (b, a)
             ratio = rates[fast][op.letter] / rates[slow][op.letter]
             more = counts[fast][op.letter] / counts[slow][op.letter]
-            if ratio > 1 + DISAGREE_MARGIN and more > 1 + DISAGREE_INSTRUCTIONS_MARGIN:
+            if (ratio > 1 + DISAGREE_MARGIN and more > 1 + DISAGREE_INSTRUCTIONS_MARGIN
+                    and stands(runs, timed[fast][op.letter], timed[slow][op.letter])):
                 pairs.append((ratio, more, fast, slow))
         if not pairs:
             continue
@@ -70,7 +74,7 @@ def disagreements(runs: Runs, model: str, mode: str, table: str) -> list[str]:
         lines.append(line + (f"; and {rest} more pair(s)" if rest > 0 else "") + ".")
     if lines:
         lines.insert(0, f"Where wall time and instructions disagree (an arm more than {DISAGREE_MARGIN:.0%} faster by "
-                        "rows/s yet executing more instructions per row), the slower arm spends its extra time where "
+                        "rows/s, and by more than the noise, yet executing more instructions per row), the slower arm spends its extra time where "
                         "callgrind counts nothing: waiting on I/O and in system calls (fsync), waiting between threads "
                         "(an async arm's hand-off of each statement to its driver's thread and back), or stalled on "
                         "memory.")

@@ -10,6 +10,7 @@ from pytest_ormbench.arms.registry import CONTROL_ARMS
 from pytest_ormbench.results.report.format import NO_FIGURE, fmt_rate, fmt_ratio
 from pytest_ormbench.results.report.load import Runs
 from pytest_ormbench.results.report.table import Table
+from pytest_ormbench.results.report.tables.noise import Figure, leader, rate_figure
 from pytest_ormbench.results.report.tables.scope import all_arm_order, labels, per_arm, timed_groups, whole
 
 
@@ -36,13 +37,20 @@ def latency(runs: Runs, db: str) -> list[Table]:
     Rows are arms, columns the RTTs the proxy added (and "direct", the same cell without the proxy, when it
     ran); the last column is the figure at the highest RTT over the one at the lowest. A note names the arm
     that leads at the lowest RTT and the one at the highest, when they differ: where an ORM's extra round
-    trips start to cost more than its Python does.
+    trips start to cost more than its Python does. A lead within the noise (``noise.leader``) names nobody.
     """
     names = labels(runs)
     direct = whole(runs).at(db)
     out = []
     for model, mode, table in sweep_groups(runs, db):
         per_op = sweep_figures(runs, db, model, mode, table)
+        swept: dict[tuple[str, str, float], Figure] = {}  # (op, arm, rtt) -> the figure with its rounds
+        for cell in whole(runs).cells.values():
+            k = cell.record.key
+            if k.db == db and k.rtt_ms is not None and (k.model, k.mode, k.table) == (model, mode, table):
+                fig = rate_figure(cell)
+                if fig is not None:
+                    swept[(k.op, k.arm, k.rtt_ms)] = fig
         plain = per_arm(direct, model, mode, table, lambda c: (c.sweep_direct_cell or c).rows_per_s)  # the sweep's own
         rtts = sorted({r for arms in per_op.values() for rs in arms.values() for r in rs})
         lo, hi = rtts[0], rtts[-1]
@@ -71,9 +79,10 @@ def latency(runs: Runs, db: str) -> list[Table]:
             contenders = others or arms  # the control arms are yardsticks, not contenders, as in Best
             lead = {}
             for rtt in (lo, hi):
-                ran = [a for a in contenders if rtt in by_arm[a]]
-                if ran:
-                    lead[rtt] = max(ran, key=lambda a: by_arm[a][rtt])  # noqa: B023
+                arm, clear = leader(runs, {a: swept[(op.letter, a, rtt)] for a in contenders
+                                           if (op.letter, a, rtt) in swept})
+                if arm is not None and clear:  # a lead within the noise names nobody
+                    lead[rtt] = arm
             if lo in lead and hi in lead and lead[lo] != lead[hi]:
                 a, b = lead[lo], lead[hi]
                 among = "of the ORMs, " if others and len(others) < len(arms) else ""
