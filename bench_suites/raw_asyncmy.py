@@ -4,6 +4,10 @@ It prices async ORM overhead on MariaDB against raw async: asyncmy is the driver
 dialect and Tortoise document for MySQL. asyncmy (a Cython port of PyMySQL) quotes parameters on the
 client; ``executemany`` of an INSERT sends one multi-row ``INSERT``; ``begin()`` and ``commit()`` wrap
 each op that writes, on a connection in autocommit mode; an insert's id is the cursor's ``lastrowid``.
+
+It is the floor, so I, J and K, one UPDATE or DELETE per row, go out as multi-statement queries of up to
+1,000 statements (``_control_sql.multi_statements``: asyncmy connects with ``CLIENT.MULTI_STATEMENTS``),
+one round trip per chunk; the server runs and counts the same statements as one by one.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Any, Mapping, Sequence
 
 import asyncmy
 
-from pytest_ormbench.suites._control_sql import MysqlControl, for_psycopg
+from pytest_ormbench.suites._control_sql import MysqlControl, for_psycopg, multi_statements
 from pytest_ormbench.suites._control_sql import encode_json as encode
 from pytest_ormbench.arms.sql import AiosqliteArm as AsyncSqlArm
 from pytest_ormbench.arms.notes import load_notes
@@ -58,15 +62,18 @@ class RawAsyncmyArm(MysqlControl, AsyncSqlArm):
         return await self._rows(sql)
 
     async def _in_transaction(self, sql: str, rows: Sequence[Sequence[Any]], many: bool = False) -> None:
-        """One transaction: ``sql`` once per row (or once for all rows with ``many``)."""
+        """One transaction: ``sql`` once per row, through ``executemany`` with ``many`` (an INSERT: multi-row),
+        else as multi-statement queries, every statement's result read before the next query."""
         c = self.conn
         await c.begin()
         async with c.cursor() as cur:
             if many:
                 await cur.executemany(sql, rows)
             else:
-                for args in rows:
-                    await cur.execute(sql, args)
+                for text, args in multi_statements(sql, rows):
+                    await cur.execute(text, args)
+                    while await cur.nextset():
+                        pass
         await c.commit()
 
     async def create_schema(self) -> None:  # type: ignore[override]

@@ -5,6 +5,14 @@ asyncpg, so an async ORM's figure over this one is what the ORM adds. asyncpg pr
 it runs (its statement cache), ``executemany`` sends the rows of one statement in a pipeline, and
 ``connection.transaction()`` sends ``BEGIN`` and ``COMMIT``. JSON goes through a codec that encodes with
 ``json.dumps`` and decodes with ``json.loads``, as asyncpg's documentation sets one up.
+
+It is the floor, so every op that runs one statement over many rows sends them the fastest way asyncpg
+allows, without changing what the op is (one statement per row, docs/operations.md): ``executemany``
+(C, I, J, K) and, where each row's id comes back, ``fetchmany`` (B, asyncpg >= 0.30) send every row's
+Bind/Execute without waiting and one Sync at the end (one round trip for the rows instead of one per
+row). The statements the server runs, and so their counts, are the same as one by one. asyncpg has no
+pipeline for different statements, so A's ``BEGIN``, ``INSERT`` and ``COMMIT`` are three round trips,
+and reads stay one query after another.
 """
 
 from __future__ import annotations
@@ -89,15 +97,14 @@ class RawAsyncpgArm(ControlRows, AsyncSqlArm):
                 obj["id"] = await c.fetchval(sql, *self._values(obj))
 
     async def insert_batch(self, objs: list[dict[str, Any]]) -> None:  # type: ignore[override]
-        c, sql = self.conn, self._insert_sql(objs[0])
-        async with c.transaction():
-            for obj in objs:
-                obj["id"] = await c.fetchval(sql, *self._values(obj))
-
-    async def insert_bulk(self, objs: list[dict[str, Any]]) -> None:  # type: ignore[override]
         c = self.conn
         async with c.transaction():
-            await c.executemany(self._insert_sql(objs[0], returning=False), [self._values(o) for o in objs])
+            rows = await c.fetchmany(self._insert_sql(objs[0]), [self._values(o) for o in objs])
+        for obj, row in zip(objs, rows):
+            obj["id"] = row[0]
+
+    async def insert_bulk(self, objs: list[dict[str, Any]]) -> None:  # type: ignore[override]
+        await self._write_many(self._insert_sql(objs[0], returning=False), [self._values(o) for o in objs])
 
     async def filter_large(self, levels: Sequence[int]) -> list[Any]:  # type: ignore[override]
         c, sql, out = self.conn, self.sql.by_level, []
@@ -123,22 +130,22 @@ class RawAsyncpgArm(ControlRows, AsyncSqlArm):
         c, sql = self.conn, self.sql.by_id
         return [await c.fetchrow(sql, i) for i in ids]
 
-    async def update_whole(self, objs: list[dict[str, Any]], values: Sequence[Mapping[str, Any]]) -> None:  # type: ignore[override]
-        c, rest, sql = self.conn, self.sql.rest, self.sql.update_whole
+    async def _write_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """One transaction, ``sql`` once per row through ``executemany``: the rows in one round trip."""
+        c = self.conn
         async with c.transaction():
-            for obj, new in zip(objs, values):
-                obj.update(new)
-                await c.execute(sql, *[obj[n] for n in rest], obj["id"])
+            await c.executemany(sql, rows)
+
+    async def update_whole(self, objs: list[dict[str, Any]], values: Sequence[Mapping[str, Any]]) -> None:  # type: ignore[override]
+        rest = self.sql.rest
+        for obj, new in zip(objs, values):
+            obj.update(new)
+        await self._write_many(self.sql.update_whole, [[o[n] for n in rest] + [o["id"]] for o in objs])
 
     async def update_partial(self, objs: list[dict[str, Any]], levels: Sequence[int]) -> None:  # type: ignore[override]
-        c, sql = self.conn, self.sql.update_level
-        async with c.transaction():
-            for obj, lv in zip(objs, levels):
-                obj["level"] = lv
-                await c.execute(sql, lv, obj["id"])
+        for obj, lv in zip(objs, levels):
+            obj["level"] = lv
+        await self._write_many(self.sql.update_level, [(o["level"], o["id"]) for o in objs])
 
     async def delete(self, objs: list[dict[str, Any]]) -> None:  # type: ignore[override]
-        c, sql = self.conn, self.sql.delete
-        async with c.transaction():
-            for obj in objs:
-                await c.execute(sql, obj["id"])
+        await self._write_many(self.sql.delete, [(o["id"],) for o in objs])

@@ -6,6 +6,10 @@ autocommit mode, and each op that writes opens its one transaction with ``begin(
 mysqlclient quotes parameters on the client (no server-side prepare), and ``executemany`` of an INSERT
 sends one multi-row ``INSERT ... VALUES (...), (...)`` per packet-sized chunk. An insert's id is the
 connection's ``insert_id()`` (MariaDB's ``LAST_INSERT_ID()``, carried in the OK packet: no extra round trip).
+
+It is the floor, so I, J and K, one UPDATE or DELETE per row, go out as multi-statement queries of up to
+1,000 statements (``_control_sql.multi_statements``: mysqlclient connects with ``CLIENT.MULTI_STATEMENTS``),
+one round trip per chunk; the server runs and counts the same statements as one by one.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any, Mapping, Sequence
 
 import MySQLdb
 
-from pytest_ormbench.suites._control_sql import MysqlControl, for_psycopg
+from pytest_ormbench.suites._control_sql import MysqlControl, for_psycopg, multi_statements
 from pytest_ormbench.suites._control_sql import encode_json as encode
 from pytest_ormbench.arms.sql import SqliteArm as SqlArm
 from pytest_ormbench.arms.notes import load_notes
@@ -134,12 +138,15 @@ class RawMysqlclientArm(MysqlControl, SqlArm):
         return out
 
     def _write_each(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
-        """One transaction, one statement per row (an UPDATE or DELETE per object, as an ORM sends them)."""
+        """One transaction, one statement per row (an UPDATE or DELETE per object, as an ORM sends them),
+        sent as multi-statement queries; every statement's result is read before the next query."""
         c = self.raw_connection()
         c.begin()
         with c.cursor() as cur:
-            for args in rows:
-                cur.execute(sql, args)
+            for text, args in multi_statements(sql, rows):
+                cur.execute(text, args)
+                while cur.nextset():
+                    pass
         c.commit()
 
     def update_whole(self, objs: list[dict[str, Any]], values: Sequence[Mapping[str, Any]]) -> None:

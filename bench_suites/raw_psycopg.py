@@ -4,7 +4,16 @@ It prices sync ORM overhead on a server: an ORM's figure over this one is what t
 the driver and the round trips. Rows go in as dicts and come out as tuples, as on the sqlite3 control
 arm. psycopg runs in autocommit mode, and each op that writes opens its one transaction with
 ``conn.transaction()`` (``BEGIN`` ... ``COMMIT``); psycopg prepares a statement on the server after
-its fifth execution (its default ``prepare_threshold``), and ``executemany`` sends its rows in a pipeline.
+its fifth execution (its default ``prepare_threshold``; ``executemany`` prepares at once).
+
+It is the floor, so every op that writes sends its statements the fastest way psycopg allows, without
+changing what the op is (one statement per row, docs/operations.md): inside ``conn.pipeline()``
+(libpq's pipeline mode, psycopg >= 3.1), where ``BEGIN``, the rows' statements and ``COMMIT`` go out
+without waiting for one another and the ``COMMIT`` waits for them all (one round trip per transaction
+instead of one per statement), and with ``cursor.executemany`` where one statement runs over many rows
+(B through ``returning=True``, which gives each row's id). The statements the server runs, and so
+their counts, are the same as one by one; only the waits between them are gone. Reads stay one query
+after another.
 """
 
 from __future__ import annotations
@@ -86,23 +95,26 @@ class RawPsycopgArm(ControlRows, SqlArm):
 
     # -- operations -----------------------------------------------------------
     def insert_single(self, objs: list[dict[str, Any]]) -> None:
+        """Each row in its own transaction, committed before the next row starts: ``BEGIN``, ``INSERT``
+        and ``COMMIT`` go out together and the ``COMMIT``'s sync brings the id back."""
         c = self.raw_connection()
         sql = self._insert_sql(objs[0])
-        for obj in objs:
-            with c.transaction():
-                obj["id"] = c.execute(sql, self._values(obj)).fetchone()[0]  # type: ignore[index]
+        with c.pipeline(), c.cursor() as cur:
+            for obj in objs:
+                with c.transaction():
+                    cur.execute(sql, self._values(obj))
+                obj["id"] = cur.fetchone()[0]  # type: ignore[index]
 
     def insert_batch(self, objs: list[dict[str, Any]]) -> None:
         c = self.raw_connection()
-        sql = self._insert_sql(objs[0])
-        with c.transaction():
-            for obj in objs:
-                obj["id"] = c.execute(sql, self._values(obj)).fetchone()[0]  # type: ignore[index]
+        with c.cursor() as cur:
+            with c.pipeline(), c.transaction():
+                cur.executemany(self._insert_sql(objs[0]), [self._values(o) for o in objs], returning=True)
+            for obj, _ in zip(objs, cur.results()):
+                obj["id"] = cur.fetchone()[0]  # type: ignore[index]
 
     def insert_bulk(self, objs: list[dict[str, Any]]) -> None:
-        c = self.raw_connection()
-        with c.transaction(), c.cursor() as cur:
-            cur.executemany(self._insert_sql(objs[0], returning=False), [self._values(o) for o in objs])
+        self._write_many(self._insert_sql(objs[0], returning=False), [self._values(o) for o in objs])
 
     def filter_large(self, levels: Sequence[int]) -> list[tuple]:
         c, sql, out = self.raw_connection(), for_psycopg(self.sql.by_level), []
@@ -128,22 +140,22 @@ class RawPsycopgArm(ControlRows, SqlArm):
         c, sql = self.raw_connection(), for_psycopg(self.sql.by_id)
         return [c.execute(sql, (i,)).fetchone() for i in ids]  # type: ignore[misc]
 
+    def _write_many(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """One transaction, ``sql`` once per row, all of it in one pipeline: one round trip."""
+        c = self.raw_connection()
+        with c.pipeline(), c.transaction(), c.cursor() as cur:
+            cur.executemany(sql, rows)
+
     def update_whole(self, objs: list[dict[str, Any]], values: Sequence[Mapping[str, Any]]) -> None:
-        c, rest, sql = self.raw_connection(), self.sql.rest, for_psycopg(self.sql.update_whole)
-        with c.transaction():
-            for obj, new in zip(objs, values):
-                obj.update(new)
-                c.execute(sql, [_encode(obj[n]) for n in rest] + [obj["id"]])
+        rest = self.sql.rest
+        for obj, new in zip(objs, values):
+            obj.update(new)
+        self._write_many(for_psycopg(self.sql.update_whole), [[_encode(o[n]) for n in rest] + [o["id"]] for o in objs])
 
     def update_partial(self, objs: list[dict[str, Any]], levels: Sequence[int]) -> None:
-        c, sql = self.raw_connection(), for_psycopg(self.sql.update_level)
-        with c.transaction():
-            for obj, lv in zip(objs, levels):
-                obj["level"] = lv
-                c.execute(sql, (lv, obj["id"]))
+        for obj, lv in zip(objs, levels):
+            obj["level"] = lv
+        self._write_many(for_psycopg(self.sql.update_level), [(o["level"], o["id"]) for o in objs])
 
     def delete(self, objs: list[dict[str, Any]]) -> None:
-        c, sql = self.raw_connection(), for_psycopg(self.sql.delete)
-        with c.transaction():
-            for obj in objs:
-                c.execute(sql, (obj["id"],))
+        self._write_many(for_psycopg(self.sql.delete), [(o["id"],) for o in objs])
