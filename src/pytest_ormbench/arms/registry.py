@@ -13,7 +13,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from pytest_ormbench.arms.contract import Arm
@@ -118,3 +118,150 @@ def resolve(name: str, extra_targets: tuple[str, ...] = ()) -> ArmEntry:
     if name not in arms:
         raise KeyError(f"unknown arm {name!r}; known: {', '.join(sorted(arms))}")
     return arms[name]
+
+
+def import_problems(entries: list[ArmEntry], env: dict[str, str] | None = None, cwd: str | None = None,
+                    timeout: float = 120.0) -> dict[str, str]:
+    """Arm name -> why it cannot be imported (its module, then each module it requires), for arms whose packages
+    are installed; each tried in a process of its own, all at once (an ORM's import may change process-wide
+    state, so never in this one). An empty dict: every arm imports."""
+    import subprocess
+    import sys
+
+    script = ("import importlib, sys\n"
+              "from pytest_ormbench.arms.registry import import_arm\n"
+              "try:\n"
+              "    import_arm(sys.argv[1])\n"
+              "    for mod in sys.argv[2:]:\n"
+              "        importlib.import_module(mod)\n"
+              "except BaseException as exc:\n"
+              "    print(f'{type(exc).__name__}: {exc}'.splitlines()[0] if str(exc) else type(exc).__name__)\n"
+              "    sys.exit(1)\n")
+    procs = {e.name: subprocess.Popen([sys.executable, "-c", script, e.target, *e.requires], env=env, cwd=cwd,
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+             for e in entries}
+    problems: dict[str, str] = {}
+    for name, proc in procs.items():
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            problems[name] = f"importing it took over {timeout:.0f} s"
+            continue
+        if proc.returncode:
+            lines = [line for line in out.splitlines() if line.strip()]
+            problems[name] = f"it does not import: {lines[-1] if lines else f'exit status {proc.returncode}'}"
+    return problems
+
+
+# -- where an arm's packages come from (recorded by the measuring process) ------------------------------------
+
+#: the distribution whose extras name the versions each arm was tested with
+SELF = "pytest-ormbench"
+
+
+def tested_ranges(dist: str, requirements: list[str] | None = None) -> list[str]:
+    """The version ranges this package's extras ask for ``dist`` (``peewee>=3.17`` -> ``[">=3.17"]``): the
+    versions its arm was tested with. Empty: no extra names it, or pytest-ormbench is not installed."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    if requirements is None:
+        try:
+            requirements = importlib.metadata.requires(SELF) or []
+        except importlib.metadata.PackageNotFoundError:
+            return []
+    ranges: list[str] = []
+    for text in requirements:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement:
+            continue
+        if canonicalize_name(req.name) == canonicalize_name(dist) and str(req.specifier):
+            if str(req.specifier) not in ranges:
+                ranges.append(str(req.specifier))
+    return ranges
+
+
+def untested_version(dist: str, version: str, requirements: list[str] | None = None) -> str | None:
+    """One line when ``version`` of ``dist`` lies outside every range the arm was tested with, else None."""
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import InvalidVersion, Version
+
+    ranges = tested_ranges(dist, requirements)
+    if not ranges:
+        return None
+    try:
+        v = Version(version)
+    except InvalidVersion:
+        return f"{dist} {version}: not a version the tested range ({' or '.join(ranges)}) can place"
+    # a checkout's development version (3.18.0.dev0) counts as the release it leads to
+    if any(SpecifierSet(r).contains(v, prereleases=True) for r in ranges):
+        return None
+    return (f"{dist} {version} is outside the range this arm was tested with ({dist}{' or '.join(ranges)}): "
+            "its figures may not hold for this version")
+
+
+def origin(dist: str) -> dict[str, Any]:
+    """Where an installed distribution came from, from its PEP 610 ``direct_url.json``: for an install from a local
+    folder its path, whether editable, and the folder's git commit (and whether it had uncommitted changes); for
+    one from a VCS URL the URL and commit; for an archive its URL. Empty: installed from an index (its version
+    says it all) or not installed."""
+    import json
+    from urllib.parse import unquote, urlparse
+
+    try:
+        text = importlib.metadata.distribution(dist).read_text("direct_url.json")
+    except importlib.metadata.PackageNotFoundError:
+        return {}
+    if not text:
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return {"direct_url": "unreadable"}
+    url = str(data.get("url", ""))
+    parsed = urlparse(url)
+    out: dict[str, Any] = {"path": unquote(parsed.path)} if parsed.scheme == "file" else {"url": url}
+    vcs = data.get("vcs_info")
+    if isinstance(vcs, dict):
+        out.update({"vcs": vcs.get("vcs", ""), "commit": vcs.get("commit_id", "")})
+        if vcs.get("requested_revision"):
+            out["requested_revision"] = vcs["requested_revision"]
+    elif isinstance(data.get("dir_info"), dict):
+        out["editable"] = bool(data["dir_info"].get("editable", False))
+        if "path" in out:
+            out.update(_git_state(out["path"]))
+    elif isinstance(data.get("archive_info"), dict) and data["archive_info"].get("hash"):
+        out["hash"] = data["archive_info"]["hash"]
+    return out
+
+
+def _git_state(path: str) -> dict[str, Any]:
+    """The commit a local folder's git checkout is at, and whether its tracked files differ from it."""
+    import subprocess
+
+    def git(*args: str) -> str | None:
+        try:
+            done = subprocess.run(["git", "-C", path, *args], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return done.stdout.strip() if done.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    if not commit:
+        return {}
+    changes = git("status", "--porcelain", "--untracked-files=no")
+    return {"vcs": "git", "commit": commit, **({"uncommitted_changes": True} if changes else {})}
+
+
+def describe_origin(dist: str, version: str, where: dict[str, Any]) -> str:
+    """``peewee 3.17.9 from /src/peewee (editable, git 1a2b3c4d5e6f, uncommitted changes)``, in one line."""
+    if not where:
+        return f"{dist} {version}"
+    details = [d for d in ("editable" if where.get("editable") else "",
+                           f"{where.get('vcs', 'vcs')} {str(where['commit'])[:12]}" if where.get("commit") else "",
+                           "uncommitted changes" if where.get("uncommitted_changes") else "") if d]
+    source = where.get("path") or where.get("url") or "?"
+    return f"{dist} {version} from {source}" + (f" ({', '.join(details)})" if details else "")

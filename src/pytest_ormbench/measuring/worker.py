@@ -22,6 +22,7 @@ arms must never share a measuring process.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
@@ -56,6 +57,7 @@ def describe_environment(arm_cls: type, model: str, settings: Any, db: str = "sq
     arm_info = arm_cls(MODELS[model], settings).describe()
     if db != "sqlite":
         arm_info = {**arm_info, **database.describe()}
+    arm_info = {**arm_info, **_provenance(tuple(versions.items()))}
     return Environment(
         arm_label=arm_cls.label or arm_cls.name,
         driver=arm_cls.driver,
@@ -67,6 +69,25 @@ def describe_environment(arm_cls: type, model: str, settings: Any, db: str = "sq
         unsupported=dict(arm_cls.unsupported),
         arm_info=arm_info,
     )
+
+
+@functools.lru_cache(maxsize=None)
+def _provenance(versions: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    """What the environment says of where the arm's packages came from (once per process: a cold round's fresh
+    process asks once): ``origins``, each package installed from a local folder, a VCS or an archive (path, commit,
+    editable; none from an index), and ``untested_versions``, one line per package whose version lies outside the
+    range pytest-ormbench's extra for it was tested with (``peewee>=3.17``)."""
+    from pytest_ormbench.arms.registry import origin, untested_version
+
+    out: dict[str, Any] = {}
+    origins = {dist: where for dist, _ in versions if (where := origin(dist))}
+    if origins:
+        out["origins"] = origins
+    untested = [line for dist, version in versions if version != "unknown"
+                and (line := untested_version(dist, version)) is not None]
+    if untested:
+        out["untested_versions"] = untested
+    return out
 
 
 def measure(cell: "Cell") -> "CellRecord":

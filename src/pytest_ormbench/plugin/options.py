@@ -26,7 +26,10 @@ The spellings from before keep working and say once, as a pytest deprecation war
 from __future__ import annotations
 
 import argparse
+import os
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 import pytest
@@ -278,17 +281,20 @@ def _split(value: str) -> list[str]:
     return [v.strip() for v in str(value).replace(";", ",").split(",") if v.strip()]
 
 
-def _choices(flag: str, value: str, valid: dict[str, str], allow_all: bool, order: list[str]) -> tuple[str, ...]:
+def _choices(flag: str, value: str, valid: dict[str, str], allow_all: bool, order: list[str],
+             described: str = "") -> tuple[str, ...]:
+    """The values named, in ``order``; ``described``: how an error states the valid ones (else ``order``)."""
     items = _split(value)
+    listed = described or ", ".join(order)
     if not items:
-        raise pytest.UsageError(f"{flag}: empty value; valid: {', '.join(order)}")
+        raise pytest.UsageError(f"{flag}: empty value; valid: {listed}")
     if allow_all and [i.lower() for i in items] == ["all"]:
         return tuple(order)
     picked: list[str] = []
     for item in items:
         key = valid.get(item) or valid.get(item.lower())
         if key is None:
-            raise pytest.UsageError(f"{flag}: unknown value {item!r}; valid: {', '.join(order)}"
+            raise pytest.UsageError(f"{flag}: unknown value {item!r}; valid: {listed}"
                                     + (" or 'all'" if allow_all else ""))
         if key not in picked:
             picked.append(key)
@@ -414,7 +420,8 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
         arm_names = known_arms(register)
     except Exception as exc:  # an extra arm that does not import
         raise pytest.UsageError(f"--ormbench-register: cannot load arm: {exc}") from None
-    dbs = _choices(_spelled(config, o["dbs"]), get("dbs"), {d: d for d in DB_AXIS} | DB_ALIASES, False, list(DB_AXIS))
+    dbs = _choices(_spelled(config, o["dbs"]), get("dbs"), {d: d for d in DB_AXIS} | DB_ALIASES, False, list(DB_AXIS),
+                   f"{', '.join(DB_AXIS)} (or {', '.join(DB_ALIASES)})")
     everything = [a for a in arm_names if CONTROL_ARMS.get(a, dbs[0]) in dbs]
     if [i.lower() for i in _split(get("arms"))] == ["all"]:
         arms = tuple(everything)  # every arm, but the control arms of databases not in the run
@@ -455,12 +462,14 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
 
     model_order = list(MODELS)
     model_valid = {m: m for m in model_order} | MODEL_ALIASES
-    models = _choices("--ormbench-models", get("models"), model_valid, True, model_order)
+    models = _choices("--ormbench-models", get("models"), model_valid, True, model_order,
+                      f"{', '.join(model_order)} (or 1, 2, 3)")
 
     letters = [op.letter for op in OPS]
     op_valid = {op.letter: op.letter for op in OPS} | {op.letter.lower(): op.letter for op in OPS}
     op_valid |= {name: op.letter for name, op in OPS_BY_NAME.items()}
-    ops = _choices("--ormbench-ops", get("ops"), op_valid, True, letters)
+    ops = _choices("--ormbench-ops", get("ops"), op_valid, True, letters,
+                   f"letters {letters[0]}-{letters[-1]} or names {', '.join(op.name for op in OPS)},")
     assert all(letter in OPS_BY_LETTER for letter in ops)
 
     modes = _choices(_spelled(config, o["modes"]), get("modes"), {m: m for m in MODES}, True, list(MODES))
@@ -503,3 +512,43 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
         benchmark_table=bool(get("benchmark-table")), instructions=instructions,
         compare_measure=compare_measure,
     )
+
+
+def explicit_arms(config: pytest.Config, run: RunConfig) -> tuple[str, ...]:
+    """The arms the user named: ``--ormbench-arms`` on the command line or in the ini file, not ``all``. One of
+    them that cannot run fails the run; an arm selected by default (``all``, a control arm beside the selection)
+    is skipped instead, as are the cells ``-k`` picks."""
+    value = _raw(config, next(opt for opt in OPTIONS if opt.name == "arms"))
+    named = {item.lower() for item in _split(value or "")}
+    if not named or named == {"all"}:
+        return ()
+    return tuple(arm for arm in run.arms if arm.lower() in named)
+
+
+def output_paths(config: pytest.Config, run: RunConfig) -> list[tuple[str, Path]]:
+    """The files the run writes at its end, as absolute paths: ``--benchmark-json`` (pytest-benchmark's),
+    ``--ormbench-report``, ``--ormbench-compare-markdown`` (relative ones from where pytest was started)."""
+    base = Path(str(config.invocation_params.dir))
+    asked = [("--benchmark-json", config.getoption("benchmark_json", None)), ("--ormbench-report", run.report),
+             ("--ormbench-compare-markdown", run.compare_markdown if run.compare else "")]
+    return [(flag, path if path.is_absolute() else base / path)
+            for flag, value in asked if value and str(value).strip() for path in [Path(str(value))]]
+
+
+def check_output_path(flag: str, path: Path) -> None:
+    """Before anything is measured: the file's folder exists (it is made now if it does not) and takes a new file,
+    and the file itself, if there, is not a folder; else one line and pytest's usage-error status."""
+    if path.is_dir():
+        raise pytest.UsageError(f"{flag}={path}: is a folder; give a file name")
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise pytest.UsageError(f"{flag}={path}: its folder cannot be made: {exc.strerror or exc}") from None
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".ormbench-write-test-"):
+            pass
+        if path.exists() and not os.access(path, os.W_OK):
+            raise PermissionError(13, "Permission denied")
+    except OSError as exc:
+        raise pytest.UsageError(f"{flag}={path}: cannot write there: {exc.strerror or exc}") from None
