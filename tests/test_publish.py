@@ -42,7 +42,7 @@ def done(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_a_publish_writes_the_piece_and_the_tables(done: Path) -> None:
     assert sorted(p.name for p in done.iterdir()) == [
-        "publish-manifest.jsonl", "quick-sqlite3.json", "quick-sqlite3.log", "ratios-vs-reference.md", "report.md",
+        "index.html", "publish-manifest.jsonl", "quick-sqlite3.json", "quick-sqlite3.log", "ratios-vs-reference.md", "report.md",
         "wall-times.md"]
     doc = json.loads((done / "quick-sqlite3.json").read_text())
     assert [b["name"] for b in doc["benchmarks"]][0].startswith("test_orm[sqlite3-simple-insert_single-warm-default")

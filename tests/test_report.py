@@ -108,9 +108,10 @@ def test_charts_are_written_when_matplotlib_is_there(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     out = tmp_path / "report.md"
     assert main(["report", str(DATA / "cold.json"), str(DATA / "warm.json"), "-o", str(out)]) == 0
-    charts = sorted(p.name for p in (tmp_path / "charts").iterdir())
+    charts = sorted(p.name for p in (tmp_path / "report-charts").iterdir())  # beside the report, named after it
     assert "summary-default.png" in charts and "detail-simple-cold-default.svg" in charts
-    assert "](charts/summary-default.png)" in out.read_text()
+    assert "](report-charts/summary-default.png)" in out.read_text()
+    assert not (tmp_path / "charts").exists()
 
 
 def test_reporter_imports_no_orm() -> None:

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from pytest_ormbench.results.report.load import ReportError, load
-from pytest_ormbench.results.report.write import write_report
+from pytest_ormbench.results.report.write import charts_dir_for, write_report
 
 
 def _add_compare(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -78,7 +78,7 @@ def _report(args: argparse.Namespace) -> int:
     fmt = args.format or ("text" if args.output is None and sys.stdout.isatty() else "markdown")
     charts = None
     if not args.no_charts and fmt == "markdown":
-        charts = args.charts or (args.output.parent / "charts" if args.output else None)
+        charts = args.charts or (charts_dir_for(args.output) if args.output else None)
     text = write_report(runs, args.output, fmt, charts)
     if args.output is None:
         sys.stdout.write(text)
@@ -114,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
     rep.add_argument("--format", choices=("markdown", "text"), default=None,
                      help="markdown (default; text when printing to a terminal)")
     rep.add_argument("--charts", type=Path, default=None,
-                     help="directory for PNG and SVG charts (default with -o: OUT's directory/charts)")
+                     help="directory for PNG and SVG charts (default with -o OUT.md: OUT-charts/ beside it, so that "
+                          "two reports in one folder keep their own charts)")
     rep.add_argument("--no-charts", action="store_true", help="write no charts")
     rep.add_argument("--html", type=Path, default=None, metavar="OUT.html",
                      help="also write the report as one self-contained HTML page (sortable, filterable tables and "

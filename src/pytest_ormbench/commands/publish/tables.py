@@ -1,5 +1,6 @@
 """Finalize: what the published folder holds beside the pieces' JSON: ``report.md`` and ``charts/``
-(``ormbench report``), ``ratios-vs-reference.md`` and ``wall-times.md`` (from every log's last line)."""
+(``ormbench report``), ``index.html`` (``ormbench report --html``: the page to share), ``ratios-vs-reference.md``
+and ``wall-times.md`` (from every log's last line)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,7 @@ def _base(out: Path) -> Path:
 
 def finalize(out: Path, charts: bool, say: IO[str]) -> None:
     from pytest_ormbench.results.reference import ratios_markdown
+    from pytest_ormbench.results.report.html import write_html
     from pytest_ormbench.results.report.load import load
     from pytest_ormbench.results.report.write import write_report
 
@@ -50,7 +52,8 @@ def finalize(out: Path, charts: bool, say: IO[str]) -> None:
     with contextlib.chdir(base):  # the report names its sources as given: relative to the checkout
         runs = load([os.path.relpath(f, base) for f in files])
         write_report(runs, out / "report.md", "markdown", out / "charts" if charts else None, err=say)
+        write_html(runs, out / "index.html")
     (out / "ratios-vs-reference.md").write_text(ratios_markdown(runs), encoding="utf-8")
     (out / "wall-times.md").write_text(wall_times(out), encoding="utf-8")
-    print(f"ormbench publish: wrote {out}/report.md{'' if not charts else ', charts/'}, ratios-vs-reference.md, "
+    print(f"ormbench publish: wrote {out}/report.md{'' if not charts else ', charts/'}, index.html, ratios-vs-reference.md, "
           f"wall-times.md ({len(files)} JSON files)", file=say)

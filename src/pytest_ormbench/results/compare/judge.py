@@ -9,7 +9,7 @@ from typing import Iterable, Mapping
 
 from pytest_ormbench.workload.cells import CellKey
 from pytest_ormbench.workload.measures import INSTRUCTIONS, WALL
-from pytest_ormbench.results.stats import holm, mann_whitney, median, spread
+from pytest_ormbench.results.stats import INSTRUCTIONS_NOISE, holm, mann_whitney, median, spread
 from pytest_ormbench.results.compare.model import (CATEGORIES, GONE, IMPROVEMENT, NEW, NOISE, PLURAL, REGRESSION,
                                                    UNCHANGED, CellResult, CompareError, StatementChange)
 from pytest_ormbench.results.compare.thresholds import Thresholds, check_measure, default_threshold_pct
@@ -20,7 +20,7 @@ from pytest_ormbench.results.compare.checks import (check_comparable, matrix_dif
 
 #: the floor of an instructions comparison: the same code on the same data repeated its counts between
 #: runs to within 0.1 %; doubled for margin (a cell whose own rounds spread wider gets that spread)
-INSTRUCTIONS_FLOOR = 0.002
+INSTRUCTIONS_FLOOR = INSTRUCTIONS_NOISE  # the one figure, in results/stats.py
 DEFAULT_ALPHA = 0.05
 CORRECTIONS = ("holm", "none")
 
