@@ -71,12 +71,24 @@ def test_a_named_arm_whose_package_fails_to_import_fails_the_run_in_one_line(ben
                          "--ormbench-arms to run the others)"), line
 
 
-def test_a_named_arm_that_cannot_run_under_xdist_fails_its_cells(bench: pytest.Pytester) -> None:
+def test_under_xdist_a_named_arm_stops_the_run_and_a_server_that_cannot_be_had_fails_its_cells(
+        bench: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     pytest.importorskip("xdist")
     result = bench.runpytest_subprocess(*TINY, "-n", "2", *register("MissingArm"), "--ormbench-arms=missing",
                                         *ONE_CELL, "--ormbench-verify-only")
-    assert result.ret != pytest.ExitCode.OK
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "package 'surely_not_an_installed_package' is not installed" in result.stdout.str() + result.stderr.str()
+    # the servers start in the workers: each cell fails (a worker's usage error would be an xdist crash)
+    monkeypatch.setenv("ORMBENCH_PG_BINDIR", str(tmp_path))
+    pytest.importorskip("psycopg")
+    pytest.importorskip("asyncpg")
+    result = bench.runpytest_subprocess(*TINY, "-n", "2", "--ormbench-dbs=sqlite,postgresql", "--ormbench-arms=sqlite3",
+                                        "--ormbench-models=simple", "--ormbench-ops=A,B", "--ormbench-verify-only",
+                                        "--ormbench-modes=warm")
+    out = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in out
+    result.assert_outcomes(passed=2, failed=4)  # sqlite3's cells run; the control arms' on PostgreSQL fail
+    assert "asked for, and cannot run: " in out and "apt-get install postgresql" in out
 
 
 # -- outputs ------------------------------------------------------------------------------------------------

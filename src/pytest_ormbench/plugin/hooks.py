@@ -184,7 +184,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     ob.scheduler = Scheduler(ob.run, all_arms(ob.run.register), Path(str(config.rootpath)),
                              say=functools.partial(progress, config), progress_interval=interval)
     ob.scheduler.planned = planned
-    _refuse_what_cannot_run(config, ob, planned)
+    if not hasattr(config, "workerinput"):  # an xdist worker: such cells fail instead (_asked_for)
+        _refuse_what_cannot_run(config, ob, planned)
     _install_sigterm(config)
 
 
@@ -407,19 +408,20 @@ def _execute(session: OrmbenchSession, key: CellKey, benchmark, item: pytest.Ite
         item.stash[CELL_SECONDS_KEY] = outcome.seconds
     problem = outcome.problem
     if problem is not None:
-        if problem.outcome == "skipped" and not _asked_for(session, key, item.config):
+        asked = problem.outcome == "skipped" and _asked_for(session, key, item.config)
+        if problem.outcome == "skipped" and not asked:
             pytest.skip(problem.message)
-        if problem.outcome == "skipped":  # an arm or database the user asked for: not a skip
-            pytest.fail(f"{key.id}: asked for, and cannot run: {problem.message}", pytrace=False)
         if problem.outcome == "unsupported":
             pytest.skip(f"unsupported by {key.arm}: {problem.message}")
+        # an arm or database the user asked for that cannot run is not a skip
+        outcome = "asked for, and cannot run" if asked else problem.outcome
         # an ORM that fails to import fails every cell of its arm the same way: the traceback once
-        same = f"{key.arm}: {problem.outcome}: {problem.message}\n{problem.detail}"
+        same = f"{key.arm}: {outcome}: {problem.message}\n{problem.detail}"
         first = session.failures.setdefault(same, key.id)
         if first != key.id:
-            pytest.fail(f"{key.id}: {problem.outcome}: {problem.message.splitlines()[0] if problem.message else ''} "
+            pytest.fail(f"{key.id}: {outcome}: {problem.message.splitlines()[0] if problem.message else ''} "
                         f"(same error as {first}, shown there)", pytrace=False)
-        pytest.fail(f"{key.id}: {problem.outcome}: {problem.message}\n{problem.detail}".rstrip(), pytrace=False)
+        pytest.fail(f"{key.id}: {outcome}: {problem.message}\n{problem.detail}".rstrip(), pytrace=False)
     record = outcome.record
     assert record is not None
     if scheduler.timed and not benchmark.disabled:
