@@ -131,3 +131,36 @@ def test_a_record_without_the_load_series_loads_as_before() -> None:
     record = CellRecord.from_json(old)
     assert record.key == key and record.loadavg_1min == 0.5 and record.seconds == [0.1, 0.2]
     assert "loadavg_1min" not in record.measures
+
+
+@pytest.mark.parametrize("scheduler", [{"modes": ("warm",), "rounds": 3},
+                                       {"modes": ("warm",), "rounds": 3, "schedule": "back-to-back"}],
+                         indirect=True, ids=["interleaved", "back-to-back"])
+def test_the_progress_counts_the_plans_rounds_and_names_the_dropped_ones(scheduler: Scheduler,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The plan's rounds = done + dropped + to go: a cell of an arm whose package is missing and a cell whose
+    starting state is unsupported leave the count with their reason, in a one-line note and in the lines."""
+    from pytest_ormbench.arms.registry import ArmEntry
+    from pytest_ormbench.scheduling.scheduler import CellProblem
+
+    scheduler.arms["ghost"] = ArmEntry("ghost", "nowhere:Ghost", "ghost", ("surely_not_installed_pkg",), "ghost")
+    scheduler.planned.append(CellKey("ghost", "simple", "B", "warm", "default"))
+    unsupported = CellKey("sqlite3", "simple", "F", "warm", "default")
+    real_build = scheduler._build
+
+    def build(key: CellKey) -> None:
+        if key == unsupported:
+            raise CellProblem("unsupported", "not this one")
+        real_build(key)
+
+    monkeypatch.setattr(scheduler, "_build", build)
+    lines: list[str] = []
+    scheduler.say, scheduler.progress_interval = lines.append, 0.0
+    scheduler.run_all()
+    notes = [line for line in lines if " planned timed rounds dropped: " in line]
+    assert notes[-1].startswith("pytest-ormbench: 6 of the 9 planned timed rounds dropped: ")
+    assert notes[-1].endswith("; 3 run or to run")
+    assert "1 cell unsupported (3)" in notes[-1] and "1 cell skipped: package missing (3)" in notes[-1]
+    progress = [line for line in lines if line.startswith("pytest-ormbench: timed rounds: ")]
+    assert progress[-1].startswith("pytest-ormbench: timed rounds: 3 of 9 done, 6 dropped (")
+    assert scheduler.outcome(scheduler.planned[0]).record is not None

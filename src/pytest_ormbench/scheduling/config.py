@@ -20,9 +20,35 @@ class Preset:
     about: str
     #: seconds the whole matrix (every arm, Tests 1-3, A-K) took there, when measured
     measured_seconds: float | None = None
+    #: the databases that measured matrix ran on (its time says nothing of another database's cells)
+    measured_on: tuple[str, ...] = ("sqlite",)
+    #: the arms it had
+    measured_arms: int = 13
 
     def describe(self) -> str:
         return ", ".join(f"{k} {v}" for k, v in self.values.items())
+
+    def measured_note(self, dbs: tuple[str, ...], rtts: tuple[float | None, ...] = ()) -> str:
+        """What the plan says of the preset's measured time for a run on ``dbs``: the time, only for the databases
+        it was measured on; for the others, that there is none (a server's cells take another time)."""
+        if not self.measured_seconds:
+            return ""
+        from pytest_ormbench.scheduling.progress import duration
+
+        names = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "mysql": "MariaDB"}
+        on = [db for db in dbs if db in self.measured_on]
+        others = [names.get(db, db) for db in dbs if db not in self.measured_on]
+        sweep = " and latency sweep" if rtts and others else ""
+        where = " and ".join(names.get(db, db) for db in self.measured_on)
+        if not on:
+            return f"no measured time for this matrix (the {self.name} preset's was measured on {where} only)"
+        text = (f"the whole {self.name} matrix ({self.measured_arms} arms) took {duration(self.measured_seconds)} "
+                "on a 2-core machine")
+        if others:
+            text = (f"the whole {self.name} matrix on {where} ({self.measured_arms} arms) took "
+                    f"{duration(self.measured_seconds)} on a 2-core machine; no measured time for its "
+                    f"{' and '.join(others)}{sweep} cells")
+        return text
 
 
 #: "full" is what the plugin does with no preset at all (its options' own defaults)
@@ -85,6 +111,22 @@ class RunConfig:
     @property
     def timed(self) -> bool:
         return not self.verify_only
+
+    def durability(self) -> dict[str, str]:
+        """The durability in force for the databases this run uses, as a person reads it: SQLite's pragmas when
+        SQLite runs (``journal_mode=delete``), each server's settings when it runs (its durable defaults with
+        what ``--ormbench-postgresql-settings`` / ``--ormbench-mysql-settings`` changed, ``postgresql.fsync=on``).
+        MariaDB's ``log_bin`` is the server's own, read back per cell, so it is not shown here."""
+        from pytest_ormbench.backends import mysql, postgresql
+
+        out: dict[str, str] = {}
+        if "sqlite" in self.dbs:
+            out.update({k: v for k, v in self.settings.describe().items() if "." not in k})
+        for db, defaults, changed in (("postgresql", postgresql.DURABLE_DEFAULTS, self.settings.postgresql),
+                                      ("mysql", mysql.DURABLE_DEFAULTS, self.settings.mysql)):
+            if db in self.dbs:
+                out.update({f"{db}.{k}": v for k, v in {**defaults, **dict(changed)}.items()})
+        return out
 
     @property
     def schedule_name(self) -> str:

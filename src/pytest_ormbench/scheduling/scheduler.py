@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections import Counter
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -31,7 +32,7 @@ from pytest_ormbench.scheduling.config import RunConfig
 from pytest_ormbench.provision.servers import ServerProblem, Servers
 from pytest_ormbench.workload.spec import OPS_BY_LETTER
 from pytest_ormbench.workload.plan import Sizes
-from pytest_ormbench.scheduling.progress import Progress, duration
+from pytest_ormbench.scheduling.progress import Kind, Progress
 from pytest_ormbench.workload.cells import CellKey
 from pytest_ormbench.results.record import CellRecord
 from pytest_ormbench.arms.registry import CONTROL_ARM, ArmEntry
@@ -63,9 +64,15 @@ def loadavg() -> float | None:
 class CellProblem(Exception):
     """A cell that produced no number: unsupported, skipped, failed or failed verification."""
 
-    def __init__(self, outcome: str, message: str, detail: str = "") -> None:
+    def __init__(self, outcome: str, message: str, detail: str = "", why: str = "") -> None:
         super().__init__(message)
         self.outcome, self.message, self.detail = outcome, message, detail
+        #: the reason in a few words, for the progress lines' count of dropped cells ("1 cell skipped: no server")
+        self.why = why or {"verification failed": "failed verification"}.get(outcome, outcome)
+
+
+#: why the cells of an arm whose package is missing are dropped from the run's count
+MISSING = "skipped: package missing"
 
 
 @dataclass
@@ -135,6 +142,7 @@ class Scheduler:
         #: timed rounds run so far in this process: each round's place in the run's order
         self._slot = 0
         self._progress: Progress | None = None
+        self._said_drops = ""
 
     @property
     def timed(self) -> bool:
@@ -161,8 +169,30 @@ class Scheduler:
         try:
             extra = self.servers.env_for(key.db, self.run.rtts)
         except ServerProblem as exc:
-            raise CellProblem("skipped", str(exc)) from None
+            raise CellProblem("skipped", str(exc), why="skipped: no server") from None
         return {**base, **extra} if extra else base
+
+    def kind(self, key: CellKey, step: str = "") -> Kind:
+        """One unit of the cell's work, as the estimate of the time left tells units apart (``progress.Kind``):
+        its arm at its place, model, op, mode and table, and the step (``""``: a timed round; ``memory``: the
+        last round under ``--ormbench-memory``, which also measures memory; ``count``: the untimed repetition
+        that counts statements; ``build``: its starting state)."""
+        return Kind(self.unit(key), key.model, f"{key.op}-{key.mode}-{key.table}", step)
+
+    def _timed_units(self, key: CellKey, first_round: int = 0) -> Counter[Kind]:
+        """The interleaved schedule's units of a cell from round ``first_round`` (from 0) on: its rounds and the
+        counting repetition after the last one."""
+        rounds, last = self.run.rounds, "memory" if self.run.memory else ""
+        units = Counter(self.kind(key, last if r == rounds - 1 else "") for r in range(first_round, rounds))
+        units[self.kind(key, "count")] += 1
+        return units
+
+    def _say_drops(self, progress: Progress) -> None:
+        """The one-line note of the rounds dropped so far and why, when it changed since it was last said."""
+        note = progress.dropped_note()
+        if note and note != self._said_drops:
+            self._said_drops = note
+            self._say(note)
 
     def _persistent(self, key: CellKey) -> Worker:
         """The arm's long-lived worker on the cell's database: builds starting states, runs warm cells."""
@@ -342,6 +372,8 @@ class Scheduler:
         if self.timed and not self.interleaved and self._executed and self.records and not self._ended:
             self._ended = True
             self.probe("end")
+        if self._progress is not None:
+            self._say_drops(self._progress)
 
     def run_all(self) -> None:
         """The whole timed schedule of :attr:`planned`, now; :meth:`outcome` then only says what a cell came to.
@@ -361,6 +393,8 @@ class Scheduler:
         if self._executed and any(g.record is not None for g in gathered.values()):
             self._ended = True
             self.probe("end")
+        if self._progress is not None:
+            self._say_drops(self._progress)
 
     # -- the interleaved schedule ---------------------------------------------------------------------
     def _run_interleaved(self) -> dict[CellKey, _Gathered]:
@@ -371,7 +405,7 @@ class Scheduler:
         arms = list(dict.fromkeys(self.unit(k) for k in keys))
         self._say(f"pytest-ormbench: building and verifying the starting states of {len(keys)} cells "
                   f"(untimed; on the large table this takes minutes)")
-        building = self._progress = Progress.of("starting states", (self.unit(k) for k in keys), self.say,
+        building = self._progress = Progress.of("starting states", (self.kind(k, "build") for k in keys), self.say,
                                                 self.progress_interval)
         for key in keys:
             g = gathered[key] = _Gathered()
@@ -381,37 +415,54 @@ class Scheduler:
             except CellProblem as exc:
                 g.problem = exc
             g.seconds += time.monotonic() - t0
-            building.finish(self.unit(key), time.monotonic() - t0)
+            building.finish(self.kind(key, "build"), time.monotonic() - t0)
         ready = [k for k in keys if gathered[k].problem is None]
         self._say(f"pytest-ormbench: starting states ready after {time.monotonic() - started:.0f} s; "
-                  f"interleaved schedule: {len(keys)} cells x {rounds} rounds, arm order rotated every round")
+                  f"interleaved schedule: {len(ready)} cells x {rounds} rounds, arm order rotated every round")
+        # the count starts from the plan's rounds (every planned cell's), less the dropped ones, named with their reason
+        units = Counter[Kind]()
+        for key in self.planned:
+            units.update(self._timed_units(key))
         probes = rounds + 1 if self.probing else 0
         timing = self._progress = Progress.of(
-            "timed rounds", [self.unit(k) for k in ready for _ in range(rounds)] + ["probe"] * probes, self.say,
-            self.progress_interval)
+            "timed rounds", [k for k, n in units.items() if k.step != "count" for _ in range(n)], self.say,
+            self.progress_interval, extra=[k for k in units if k.step == "count"] + [Kind("probe")] * probes)
+        for key in self.planned:
+            problem = gathered[key].problem if key in gathered else None
+            if key not in gathered or problem is not None:
+                timing.drop(MISSING if problem is None else problem.why, self._timed_units(key))
+        self._say_drops(timing)
         self.probe("start")
         for r in range(rounds):
             order = arms[r % len(arms):] + arms[:r % len(arms)] if arms else []
+            last = r == rounds - 1
             for arm in order:
                 for key in (k for k in keys if self.unit(k) == arm):
                     g = gathered[key]
                     if g.problem is not None:
                         continue
                     t0 = time.monotonic()
+                    timed = False
                     try:
-                        last = r == rounds - 1
-                        g.add(self._rounds(key, 1, memory and last, count=last))
+                        # the round, then (after the last) the untimed repetition that counts statements: each is
+                        # a unit of its own for the estimate, so that the last round does not look slow
+                        record = self._rounds(key, 1, memory and last, count=False)
+                        timing.finish(self.kind(key, "memory" if memory and last else ""), time.monotonic() - t0)
+                        timed = True
+                        if last:
+                            t1 = time.monotonic()
+                            record = record.with_statements(self._count(key))
+                            timing.finish(self.kind(key, "count"), time.monotonic() - t1)
+                        g.add(record)
                     except CellProblem as exc:
                         g.problem = exc
-                        timing.skip(arm, rounds - r - 1)
+                        timing.drop(exc.why, self._timed_units(key, r + timed))
                     g.seconds += time.monotonic() - t0
-                    timing.finish(arm, time.monotonic() - t0)
             self.probe(f"after round {r + 1}")
-            left = timing.left()
             self._say(f"pytest-ormbench: round {r + 1}/{rounds} done after {time.monotonic() - started:.0f} s "
                       f"(arm order: {', '.join(order) if len(order) <= 4 else f'{order[0]}, {order[1]}, ... ({len(order)} arms)'}); "
-                      + ("done" if r + 1 == rounds else
-                         "time left unknown" if left is None else f"about {duration(left)} left"))
+                      + ("done" if last else timing.eta()))
+        self._say_drops(timing)
         self._progress = None
         return gathered
 
@@ -428,21 +479,31 @@ class Scheduler:
     def _run_one(self, key: CellKey) -> _Gathered:
         """One cell's starting state and all its rounds, back to back (with the start and middle probes)."""
         g = _Gathered()
+        per = self.run.rounds if self.timed else 1
         if self._progress is None and not self._executed:
             probes = 3 if self.probing and len(self.planned) > 2 else 2 if self.probing else 0
-            self._progress = Progress.of("cells", [self.unit(k) for k in self.planned] + ["probe"] * probes, self.say,
-                                         self.progress_interval)
+            # counted in rounds, as the plan is (a verify-only run's one round per cell: its cells)
+            self._progress = Progress.of("timed rounds" if self.timed else "cells",
+                                         [self.kind(k) for k in self.planned for _ in range(per)], self.say,
+                                         self.progress_interval, extra=[Kind("probe")] * probes)
+            for k in self.planned:
+                if self.arms[k.arm].missing():
+                    self._progress.drop(MISSING, {self.kind(k): per})
+            self._say_drops(self._progress)
         if self.timed and not self._executed:
             self.probe("start")
         t0 = time.monotonic()
         try:
             self._build(key)
-            g.add(self._rounds(key, self.run.rounds if self.timed else 1, self.run.memory and self.timed))
+            g.add(self._rounds(key, per, self.run.memory and self.timed))
         except CellProblem as exc:
             g.problem = exc
         g.seconds = time.monotonic() - t0
         if self._progress is not None and key in self.planned:
-            self._progress.finish(self.unit(key), time.monotonic() - t0)
+            if g.problem is None:
+                self._progress.finish(self.kind(key), time.monotonic() - t0, per)
+            else:
+                self._progress.drop(g.problem.why, {self.kind(key): per})
         self._executed += 1
         if self.timed and self._executed == max(1, len(self.planned) // 2) and len(self.planned) > 2:
             self.probe("middle")
