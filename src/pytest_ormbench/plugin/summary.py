@@ -67,6 +67,9 @@ def finish(session: pytest.Session) -> None:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
         return
     ob.comparison_text = render_text(result)
+    # the verdict first: a Markdown copy that cannot be written must not hide a regression
+    if result.exit_code and session.exitstatus == 0:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if ob.run.compare_markdown:
         out = Path(ob.run.compare_markdown)
         if not out.is_absolute():
@@ -74,8 +77,6 @@ def finish(session: pytest.Session) -> None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(render_markdown(result), encoding="utf-8")
         ob.comparison_text += f"\npytest-ormbench: comparison written to {out}"
-    if result.exit_code and session.exitstatus == 0:
-        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def live_runs(session: OrmbenchSession, config: pytest.Config):  # noqa: ANN202
@@ -120,7 +121,7 @@ def terminal_summary(terminalreporter, config: pytest.Config) -> None:  # noqa: 
         run = session.run
         tr.write_sep("=", "pytest-ormbench: instructions per row (median of rounds, lower is better)"
                      if run.instructions else "pytest-ormbench: rows per second (median of rounds, higher is better)")
-        settings = ", ".join(f"{k}={v}" for k, v in run.settings.describe().items())
+        settings = ", ".join(f"{k}={v}" for k, v in run.durability().items())  # the databases run
         tr.write_line(f"settings: {settings}; {run.rounds} rounds per cell, iterations {run.sizes.iterations}, "
                       f"batch {run.sizes.batch}")
         runs = live_runs(session, config)

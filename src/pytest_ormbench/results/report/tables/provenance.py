@@ -8,7 +8,7 @@ from collections import defaultdict
 from typing import Any, Callable, Iterable
 
 from pytest_ormbench.workload.cells import DEFAULT_DB, format_rtt
-from pytest_ormbench.arms.registry import CONTROL_ARM, CONTROL_ARMS
+from pytest_ormbench.arms.registry import CONTROL_ARM, CONTROL_ARMS, describe_origin
 from pytest_ormbench.results.record import CellRecord
 from pytest_ormbench.results.report.format import db_rank, db_title, fmt_rate, machine_text
 from pytest_ormbench.results.report.load import LoadedCell, Runs
@@ -140,6 +140,15 @@ def environment(runs: Runs) -> list[str]:
         "Packages: " + (", ".join(f"{d} {'/'.join(sorted(v))}" for d, v in sorted(versions.items())) or "none"),
         f"Run date(s): {', '.join(dates) or 'unknown'}; sources: {', '.join(runs.sources)}",
     ]
+    # where a measured package came from, when not from an index (a checkout: path and commit), and a version
+    # below what its arm was tested with (both recorded by the measuring process in arm_info)
+    origins = sorted({describe_origin(dist, r.env.versions.get(dist, "?"), where) for r in recs
+                      for dist, where in (r.env.arm_info.get("origins") or {}).items() if isinstance(where, dict)})
+    if origins:
+        lines.append("Installed from: " + "; ".join(origins))
+    untested = sorted({str(line) for r in recs for line in (r.env.arm_info.get("untested_versions") or [])})
+    if untested:
+        lines.append("Outside the tested versions: " + "; ".join(untested))
     if any(runs.run_facts.get(s) for s in runs.sources):
         lines.append("Drift floor: the spread of a fixed sqlite3 probe over each run (see Runs); differences "
                      "smaller than it are noise")
