@@ -11,7 +11,7 @@ Django opens every sqlite3 connection with ``PRAGMA foreign_keys = ON`` and
 (split on ";"): that is where the requested journal_mode, synchronous and
 foreign_keys go, so they are the last word on every connection Django opens.
 
-On PostgreSQL (``open()`` gets a ``ServerLocation``) the engine is
+On PostgreSQL (``open_postgresql()``) the engine is
 ``django.db.backends.postgresql``, which uses psycopg 3 when it is installed (the
 arm checks that it does): one persistent connection (``CONN_MAX_AGE=None``; Django
 closes connections only on request signals, which never fire here), in autocommit
@@ -19,23 +19,25 @@ mode as Django runs by default, with Django's default client-side binding
 (``ClientCursor``: parameters are interpolated by psycopg, nothing is prepared on
 the server). Durability is the server's: nothing is set on the connection.
 
-On MariaDB (a ``ServerLocation`` with ``db == "mysql"``) the engine is ``django.db.backends.mysql`` on
+On MariaDB (``open_mysql()``) the engine is ``django.db.backends.mysql`` on
 mysqlclient (``MySQLdb``, the driver Django recommends), over TCP with ``OPTIONS={"charset": "utf8mb4"}``
 (passed to ``MySQLdb.connect``), one persistent connection in autocommit, and Django's default session
 isolation level, READ COMMITTED (the server's own is REPEATABLE READ), kept and recorded. Django's own
 types are exact there (as the server reports them): ``datetime(6)``, ``double``, ``decimal(10,2)``, and
 JSONField is MariaDB's ``json`` (LONGTEXT with a ``json_valid`` check). On MariaDB >= 10.5 inserts
-carry ``RETURNING``, so ``bulk_create()`` sets the ids (checked on the live connection in ``open``).
+carry ``RETURNING``, so ``bulk_create()`` sets the ids (checked on the live connection in ``open_mysql``).
+
+What differs per database is set in the arm's ``open_<database>()`` method: Django's DATABASES entry, the
+driver checked, how a transaction left open is seen, and the facts ``describe()`` records.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from pytest_ormbench.arms.helpers import assign
 from pytest_ormbench.workload.spec import ModelSpec, Settings
-from pytest_ormbench.backends import is_server
 from pytest_ormbench.arms.sql import SqliteArm, SqlTables, apply_pragmas, pragma_statements
 from pytest_ormbench.arms.notes import load_notes
 
@@ -43,22 +45,14 @@ APP = "pytest_ormbench.suites.django_app"
 SQLITE_ENGINE = "django.db.backends.sqlite3"
 POSTGRESQL_ENGINE = "django.db.backends.postgresql"
 MYSQL_ENGINE = "django.db.backends.mysql"
-#: the database axis value of a server location -> Django's backend for it
-SERVER_ENGINES = {"postgresql": POSTGRESQL_ENGINE, "mysql": MYSQL_ENGINE}
 
 
 def _sqlite_database(name: str, init_command: str) -> dict[str, Any]:
     return {"ENGINE": SQLITE_ENGINE, "NAME": name, "OPTIONS": {"init_command": init_command}}
 
 
-def _server_database(location: Any) -> dict[str, Any]:
-    """Django's DATABASES entry for a server database (a ``ServerLocation``)."""
-    engine = SERVER_ENGINES.get(location.db)
-    if engine is None:
-        raise RuntimeError(f"django arm: no Django backend for the {location.db!r} database")
-    # MySQL: OPTIONS go to MySQLdb.connect (Django's default charset made explicit); no "isolation_level" key,
-    # so Django's default, READ COMMITTED, applies
-    options = {"charset": "utf8mb4"} if location.db == "mysql" else {}
+def _server_database(location: Any, engine: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Django's DATABASES entry for a server database (a ``ServerLocation``) on Django's backend ``engine``."""
     return {
         "ENGINE": engine,
         "NAME": location.dbname,
@@ -110,6 +104,22 @@ def _switch_engine(database: dict[str, Any]) -> None:
     del connections["default"]
 
 
+def _sqlite3_in_transaction(dbapi: Any) -> bool:
+    return dbapi.in_transaction
+
+
+def _psycopg_in_transaction(dbapi: Any) -> bool:
+    from psycopg.pq import TransactionStatus
+
+    return dbapi.info.transaction_status != TransactionStatus.IDLE
+
+
+def _mysqlclient_in_transaction(dbapi: Any) -> bool:
+    # mysqlclient reports no transaction state: Django keeps the connection in autocommit outside
+    # atomic(), so autocommit off means a transaction may be open
+    return not dbapi.get_autocommit()
+
+
 NOTES = load_notes("pytest_ormbench.suites", "django")
 
 
@@ -127,6 +137,12 @@ class DjangoArm(SqliteArm):
     def __init__(self, model: ModelSpec, settings: Settings) -> None:
         super().__init__(model, settings)
         self.Model: Any = None
+        #: set by open_<database>: whether the DB-API connection is inside a transaction
+        self._in_transaction: Callable[[Any], bool] = _sqlite3_in_transaction
+        #: set by open_<database>: what describe() records of the open database (nothing before open)
+        self._database_facts: Callable[[], dict[str, Any]] = dict
+        #: set by open_<database>: whether create_schema() must apply the pragmas again (SQLite)
+        self._pragmas_after_ddl = False
 
     # -- connection -----------------------------------------------------------
     def _connection(self) -> Any:
@@ -134,24 +150,42 @@ class DjangoArm(SqliteArm):
 
         return connections["default"]
 
-    def open(self, path: Path) -> None:
-        self.path = path
-        if is_server(path):
-            self._open_server(path)
-        else:
-            init_command = ";".join(pragma_statements(self.settings))
-            database = _sqlite_database(str(path), init_command)
-            _setup(database)
-            from django.db import connections
+    def open_sqlite(self, path: Path) -> None:
+        init_command = ";".join(pragma_statements(self.settings))
+        database = _sqlite_database(str(path), init_command)
+        _setup(database)
+        from django.db import connections
 
-            if connections["default"].settings_dict["ENGINE"] != SQLITE_ENGINE:
-                _switch_engine(database)
-            conn = connections["default"]
-            conn.close()
-            conn.settings_dict["NAME"] = str(path)
-            conn.settings_dict.setdefault("OPTIONS", {})["init_command"] = init_command
-            conn.ensure_connection()
+        if connections["default"].settings_dict["ENGINE"] != SQLITE_ENGINE:
+            _switch_engine(database)
+        conn = connections["default"]
+        conn.close()
+        conn.settings_dict["NAME"] = str(path)
+        conn.settings_dict.setdefault("OPTIONS", {})["init_command"] = init_command
+        conn.ensure_connection()
+        self._in_transaction, self._database_facts = _sqlite3_in_transaction, self._sqlite_facts
+        self._pragmas_after_ddl = True
+        self._bind_model()
 
+    def open_postgresql(self, location: Any) -> None:
+        conn = self._open_server(_server_database(location, POSTGRESQL_ENGINE, {}))
+        import psycopg
+
+        if not isinstance(conn.connection, psycopg.Connection):  # Django falls back to psycopg2 without psycopg 3
+            raise RuntimeError(f"django arm: Django's postgresql backend connected with "
+                               f"{type(conn.connection).__module__}, not psycopg 3")
+        self._in_transaction, self._database_facts = _psycopg_in_transaction, dict
+        self._bind_model()
+
+    def open_mysql(self, location: Any) -> None:
+        # OPTIONS go to MySQLdb.connect (Django's default charset made explicit); no "isolation_level" key,
+        # so Django's default, READ COMMITTED, applies
+        conn = self._open_server(_server_database(location, MYSQL_ENGINE, {"charset": "utf8mb4"}))
+        self._check_mysql(conn)
+        self._in_transaction, self._database_facts = _mysqlclient_in_transaction, self._mysql_facts
+        self._bind_model()
+
+    def _bind_model(self) -> None:
         from .django_app.models import BY_MODEL
 
         self.Model = BY_MODEL[self.model.name]
@@ -159,8 +193,8 @@ class DjangoArm(SqliteArm):
         if tuple(names) != self.model.field_names:  # .values()/.values_list() rely on this order
             raise RuntimeError(f"Django model fields {names} are not the canonical {self.model.field_names}")
 
-    def _open_server(self, location: Any) -> None:
-        database = _server_database(location)
+    def _open_server(self, database: dict[str, Any]) -> Any:
+        """Point Django's default connection at a server database and connect; the connection."""
         _setup(database)
         from django.db import connections
 
@@ -172,14 +206,7 @@ class DjangoArm(SqliteArm):
             conn.settings_dict[key] = database[key]
         conn.settings_dict["OPTIONS"] = dict(database["OPTIONS"])
         conn.ensure_connection()
-        if location.db == "mysql":
-            self._check_mysql(conn)
-            return
-        import psycopg
-
-        if not isinstance(conn.connection, psycopg.Connection):  # Django falls back to psycopg2 without psycopg 3
-            raise RuntimeError(f"django arm: Django's postgresql backend connected with "
-                               f"{type(conn.connection).__module__}, not psycopg 3")
+        return conn
 
     def _check_mysql(self, conn: Any) -> None:
         import MySQLdb
@@ -212,7 +239,7 @@ class DjangoArm(SqliteArm):
         # create_model() also creates the auto-created M2M through table and the indexes
         with conn.schema_editor() as editor:
             editor.create_model(self.Model)
-        if not self.on_server:
+        if self._pragmas_after_ddl:
             # the SQLite schema editor switches foreign_keys off and back ON: reapply what was asked
             apply_pragmas(self.raw_connection(), self.settings)
 
@@ -220,17 +247,6 @@ class DjangoArm(SqliteArm):
         conn = self._connection()
         if conn.in_atomic_block or (conn.connection is not None and self._in_transaction(conn.connection)):
             raise RuntimeError("django arm: a transaction is open at restore")
-
-    def _in_transaction(self, dbapi: Any) -> bool:
-        if self.on_server and self.path.db == "mysql":
-            # mysqlclient reports no transaction state: Django keeps the connection in autocommit outside
-            # atomic(), so autocommit off means a transaction may be open
-            return not dbapi.get_autocommit()
-        if self.on_server:
-            from psycopg.pq import TransactionStatus
-
-            return dbapi.info.transaction_status != TransactionStatus.IDLE
-        return dbapi.in_transaction
 
     # Django has no identity map or session: nothing to drop after a restore.
 
@@ -341,12 +357,19 @@ class DjangoArm(SqliteArm):
                                    f"(client library {MySQLdb._mysql.get_client_info()})")
         except ImportError:
             out["mysql_driver"] = "mysqlclient not installed"
-        if self.on_server and self.path.db == "mysql" and self._connection().connection is not None:
-            conn = self._connection()
-            out["mysql_isolation_level"] = conn.isolation_level or "server default"  # Django's: read committed
-            out["bulk_create_returning"] = bool(conn.features.can_return_rows_from_bulk_insert)
-        if self.Model is not None and not self.on_server:
-            fields = [f for f in self.Model._meta.concrete_fields if not f.primary_key]
-            # rows per INSERT that bulk_create() uses for new objects (5.2: 999 variables; 6.x: the live limit)
-            out["bulk_create_batch_rows"] = self._connection().ops.bulk_batch_size(fields, [])
+        out.update(self._database_facts())
         return out
+
+    def _sqlite_facts(self) -> dict[str, Any]:
+        if self.Model is None:
+            return {}
+        fields = [f for f in self.Model._meta.concrete_fields if not f.primary_key]
+        # rows per INSERT that bulk_create() uses for new objects (5.2: 999 variables; 6.x: the live limit)
+        return {"bulk_create_batch_rows": self._connection().ops.bulk_batch_size(fields, [])}
+
+    def _mysql_facts(self) -> dict[str, Any]:
+        conn = self._connection()
+        if conn.connection is None:
+            return {}
+        return {"mysql_isolation_level": conn.isolation_level or "server default",  # Django's: read committed
+                "bulk_create_returning": bool(conn.features.can_return_rows_from_bulk_insert)}

@@ -37,7 +37,6 @@ from sqlalchemy.dialects import mysql as sa_mysql
 
 from pytest_ormbench.arms.helpers import assign
 from pytest_ormbench.workload.spec import WIDE_DEFAULTS, Field, ModelSpec
-from pytest_ormbench.backends import is_server
 from pytest_ormbench.arms.sql import AiosqliteArm, SqlTables, apply_pragmas, chunked, tables_for, variable_limit
 from pytest_ormbench.arms.notes import load_notes
 
@@ -132,8 +131,6 @@ PG_MAX_ARGS = 32767
 #: the client and is not bound by it; chunks under it keep a starting state's multi-row INSERTs (20,100 wide
 #: rows are about 11 MB of SQL) well under the server's max_allowed_packet (16 MB)
 MYSQL_MAX_ARGS = 65535
-#: the URL scheme (SQLAlchemy dialect+driver) per server database
-SERVER_SCHEMES = {"postgresql": "postgresql+asyncpg", "mysql": "mysql+aiomysql"}
 
 
 NOTES = load_notes("pytest_ormbench.suites", "ormar")
@@ -155,21 +152,8 @@ class OrmarArm(AiosqliteArm):
         return tables_for(self.model, f"journal_{self.model.name}")
 
     # -- connection -----------------------------------------------------------
-    async def open(self, path: Path) -> None:
-        self.path = path
-        if is_server(path):
-            url = path.url(SERVER_SCHEMES[path.db])
-            if path.db == "mysql":
-                url += "?charset=utf8mb4"
-        else:
-            url = f"sqlite+aiosqlite:///{path}"
-        self.db = ormar.DatabaseConnection(url, pool_size=1, max_overflow=0)
-        self.Journal, self.Link, self.metadata = build_models(self.model, self.db)
-        await self.db.connect()
-        self._columns = len(self.Journal.ormar_config.table.columns)  # bound values per row in C
-        if is_server(path):
-            self._max_vars = PG_MAX_ARGS if path.db == "postgresql" else MYSQL_MAX_ARGS
-            return
+    async def open_sqlite(self, path: Path) -> None:
+        await self._connect(self.dialect.url(path, "sqlite+aiosqlite"))
         settings = self.settings
 
         # registered after ormar's own listener (PRAGMA foreign_keys=ON), so these win
@@ -178,6 +162,21 @@ class OrmarArm(AiosqliteArm):
             apply_pragmas(dbapi_conn, settings)
 
         self._max_vars = await self.in_connection_thread(variable_limit)
+
+    async def open_postgresql(self, location: Any) -> None:
+        await self._connect(self.dialect.url(location, "postgresql+asyncpg"))
+        self._max_vars = PG_MAX_ARGS
+
+    async def open_mysql(self, location: Any) -> None:
+        await self._connect(self.dialect.url(location, "mysql+aiomysql") + "?charset=utf8mb4")
+        self._max_vars = MYSQL_MAX_ARGS
+
+    async def _connect(self, url: str) -> None:
+        """The engine on ``url`` (its pool of one connection), the models bound to it, connected."""
+        self.db = ormar.DatabaseConnection(url, pool_size=1, max_overflow=0)
+        self.Journal, self.Link, self.metadata = build_models(self.model, self.db)
+        await self.db.connect()
+        self._columns = len(self.Journal.ormar_config.table.columns)  # bound values per row in C
 
     async def close(self) -> None:
         if self.db is not None:

@@ -36,7 +36,7 @@ documentation models a directed self-relation this way (its twitter example's
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import peewee as pw
 from playhouse.mysql_ext import MySQLJSONField
@@ -46,7 +46,6 @@ from playhouse.sqlite_ext import JSONField
 from pytest_ormbench.arms.helpers import assign
 from pytest_ormbench.arms.contract import DECIMAL_DIGITS, DECIMAL_PLACES
 from pytest_ormbench.workload.spec import TEXT_MAX, WIDE_DEFAULTS, Field, ModelSpec, Settings
-from pytest_ormbench.backends import is_server
 from pytest_ormbench.arms.sql import (SqliteArm, SqlTables, chunked, pragma_pairs, rows_per_statement, tables_for,
     variable_limit)
 from pytest_ormbench.arms.notes import load_notes
@@ -161,6 +160,24 @@ def make_models(db: pw.Database, spec: ModelSpec) -> tuple[type[pw.Model], type[
     return journal, JournalLink
 
 
+# how each driver shows a transaction left open, ended before a restore (every op leaves its db.atomic() block)
+def _end_sqlite3_transaction(db: pw.Database, conn: Any) -> None:
+    if conn.in_transaction:
+        conn.rollback()
+
+
+def _end_psycopg2_transaction(db: pw.Database, conn: Any) -> None:
+    import psycopg2.extensions
+
+    if conn.get_transaction_status() != psycopg2.extensions.TRANSACTION_STATUS_IDLE:
+        db.rollback()  # a raw ROLLBACK: the connection is in autocommit mode
+
+
+def _end_pymysql_transaction(db: pw.Database, conn: Any) -> None:
+    if conn.server_status & 1:  # SERVER_STATUS_IN_TRANS
+        db.rollback()
+
+
 NOTES = load_notes("pytest_ormbench.suites", "peewee")
 
 
@@ -186,6 +203,8 @@ class PeeweeArm(SqliteArm):
         #: SQLite's limit of bound variables per statement (the library's; open() reads the live connection's);
         #: None on PostgreSQL (psycopg2 binds nothing on the server: no limit, one statement per batch)
         self._max_vars: int | None = variable_limit()
+        #: set by open_<database>: ends a transaction the driver shows open (before a restore)
+        self._end_transaction: Callable[[pw.Database, Any], None] = _end_sqlite3_transaction
 
     def _bind(self, db: pw.SqliteDatabase | pw.PostgresqlDatabase | pw.MySQLDatabase) -> None:
         """Build the models on ``db`` (a deferred database: the field classes depend on its kind)."""
@@ -200,31 +219,39 @@ class PeeweeArm(SqliteArm):
         ]
 
     # -- connection -----------------------------------------------------------
-    def open(self, path: Path) -> None:
-        self.path = path
-        if is_server(path):
-            params: dict[str, Any] = {"host": path.host, "port": path.port, "user": path.user}
-            if path.db == "mysql":
-                if not isinstance(self.db, pw.MySQLDatabase):
-                    self._bind(pw.MySQLDatabase(None))
-                # PyMySQL; peewee connects with autocommit=True and charset utf8mb4, and sends nothing else
-                params.update(password=path.password or "", mariadb="mariadb" in str(path.server.version).lower())
-            else:
-                if not isinstance(self.db, pw.PostgresqlDatabase):
-                    self._bind(pw.PostgresqlDatabase(None))
-                # psycopg2 (peewee's default adapter); peewee sets autocommit and sends no statement on connect
-                if path.password is not None:
-                    params["password"] = path.password
-            self.db.init(path.dbname, **params)
-            self.db.connect()
-            self._max_vars = None
-            return
+    def open_sqlite(self, path: Path) -> None:
         if not isinstance(self.db, pw.SqliteDatabase):
             self._bind(pw.SqliteDatabase(None))
         # peewee runs exactly these on every connection it opens, nothing else
         self.db.init(str(path), pragmas=pragma_pairs(self.settings))
         self.db.connect()
         self._max_vars = variable_limit(self.db.connection())
+        self._end_transaction = _end_sqlite3_transaction
+
+    def open_postgresql(self, location: Any) -> None:
+        if not isinstance(self.db, pw.PostgresqlDatabase):
+            self._bind(pw.PostgresqlDatabase(None))
+        # psycopg2 (peewee's default adapter); peewee sets autocommit and sends no statement on connect
+        params: dict[str, Any] = {"host": location.host, "port": location.port, "user": location.user}
+        if location.password is not None:
+            params["password"] = location.password
+        self._connect_server(location, params, _end_psycopg2_transaction)
+
+    def open_mysql(self, location: Any) -> None:
+        if not isinstance(self.db, pw.MySQLDatabase):
+            self._bind(pw.MySQLDatabase(None))
+        # PyMySQL; peewee connects with autocommit=True and charset utf8mb4, and sends nothing else
+        params = {"host": location.host, "port": location.port, "user": location.user,
+                  "password": location.password or "",
+                  "mariadb": "mariadb" in str(location.server.version).lower()}
+        self._connect_server(location, params, _end_pymysql_transaction)
+
+    def _connect_server(self, location: Any, params: dict[str, Any],
+                        end_transaction: Callable[[pw.Database, Any], None]) -> None:
+        self.db.init(location.dbname, **params)
+        self.db.connect()
+        self._max_vars = None  # the whole batch in one statement
+        self._end_transaction = end_transaction
 
     def _batches(self, rows: Sequence[Any], columns: int) -> Any:
         """``rows`` in slices for multi-row INSERTs: SQLite's variable limit, or all at once on PostgreSQL."""
@@ -249,17 +276,7 @@ class PeeweeArm(SqliteArm):
 
     def before_restore(self) -> None:
         # every op leaves its db.atomic() block before restore; end a stray transaction anyway
-        conn = self.db.connection()
-        if self.on_server and self.path.db == "mysql":
-            if conn.server_status & 1:  # SERVER_STATUS_IN_TRANS
-                self.db.rollback()
-        elif self.on_server:
-            import psycopg2.extensions
-
-            if conn.get_transaction_status() != psycopg2.extensions.TRANSACTION_STATUS_IDLE:
-                self.db.rollback()  # a raw ROLLBACK: the connection is in autocommit mode
-        elif conn.in_transaction:
-            conn.rollback()
+        self._end_transaction(self.db, self.db.connection())
 
     def describe(self) -> dict[str, Any]:
         # called on an unopened instance: the SQLite figures, and what the PostgreSQL branch uses

@@ -18,7 +18,7 @@ kwargs to ``sqlite3.connect``).
 On PostgreSQL the engine is a ``PostgresEngine`` (asyncpg). Without a pool it too
 opens a new connection for every query and every transaction; with one, every query
 outside a transaction and every ``engine.transaction()`` checks a connection out of
-the pool. So ``open()`` starts Piccolo's connection pool with ``min_size=1,
+the pool. So ``open_postgresql()`` starts Piccolo's connection pool with ``min_size=1,
 max_size=1`` (``engine.start_connection_pool``, as Piccolo's docs advise for an app):
 exactly one asyncpg connection, opened in ``open()`` and held until ``close()``. With
 the connection held, reads need no transaction to share it and run outside one; writes
@@ -63,7 +63,6 @@ from piccolo.table import Table
 from pytest_ormbench.arms.helpers import assign
 from pytest_ormbench.arms.contract import DECIMAL_DIGITS, DECIMAL_PLACES
 from pytest_ormbench.workload.spec import MODELS, TEXT_MAX, Field, ModelSpec, Settings, Unsupported
-from pytest_ormbench.backends import is_server
 from pytest_ormbench.arms.server import server_restore
 from pytest_ormbench.arms.sql import (AiosqliteArm, SqlTables, backup_into, chunked, expected_pragmas,
     pragma_connection_class, tables_for, variable_limit)
@@ -169,26 +168,34 @@ class PiccoloArm(AiosqliteArm):
         # Piccolo holds no connection: the limit a new connection of this SQLite library gets
         self._max_vars = variable_limit()
         self._columns = len(self.table._meta.columns)  # bound values per row in C
+        #: set by open_<database>: the durability to expect, and the restore (SQLite's before open)
+        self._expected_settings: Callable[[], dict[str, str] | None] = self._sqlite_expected_settings
+        self._restore: Callable[[Path], None] = self._sqlite_restore
 
     def tables(self) -> SqlTables:
         return tables_for(self.model, self.table._meta.tablename)
 
     # -- connection -----------------------------------------------------------
-    async def open(self, path: Path) -> None:
-        # Built inside the running loop: the engines' __init__ uses piccolo's
-        # run_sync, which would otherwise call asyncio.run() on this thread and
-        # unset the harness's event loop.
-        self.path = path
-        if is_server(path):
-            self.table, self.link = _PG_TABLES[self.model.name]
-            # PostgresEngine.__init__ asks the server's version on a connection of its own (closed again)
-            self.db = PostgresEngine(config={"host": path.host, "port": path.port, "user": path.user,
-                                             "password": path.password, "database": path.dbname})
-            # one connection, held until close(): without a pool Piccolo connects for every query
-            await self.db.start_connection_pool(min_size=1, max_size=1)
-            self._max_vars = PG_MAX_ARGS
-        else:
-            self.db = SQLiteEngine(path=str(path), factory=pragma_connection_class(self.settings))
+    # The engines are built inside the running loop (open_<database> are coroutines): their __init__ uses
+    # piccolo's run_sync, which would otherwise call asyncio.run() on this thread and unset the harness's
+    # event loop.
+    async def open_sqlite(self, path: Path) -> None:
+        self.db = SQLiteEngine(path=str(path), factory=pragma_connection_class(self.settings))
+        self._expected_settings, self._restore = self._sqlite_expected_settings, self._sqlite_restore
+        self._attach_engine()
+
+    async def open_postgresql(self, location: Any) -> None:
+        self.table, self.link = _PG_TABLES[self.model.name]
+        # PostgresEngine.__init__ asks the server's version on a connection of its own (closed again)
+        self.db = PostgresEngine(config={"host": location.host, "port": location.port, "user": location.user,
+                                         "password": location.password, "database": location.dbname})
+        # one connection, held until close(): without a pool Piccolo connects for every query
+        await self.db.start_connection_pool(min_size=1, max_size=1)
+        self._max_vars = PG_MAX_ARGS
+        self._expected_settings, self._restore = self._server_expected_settings, self._server_restore
+        self._attach_engine()
+
+    def _attach_engine(self) -> None:
         for t in (self.table, self.link):
             if t is not None:
                 t._meta.db = self.db
@@ -226,16 +233,24 @@ class PiccoloArm(AiosqliteArm):
             yield tx.connection
 
     def expected_settings(self) -> dict[str, str] | None:
-        if self.on_server:
-            return None  # what the server backend expects (PostgreSQL always enforces foreign keys)
+        return self._expected_settings()
+
+    def _sqlite_expected_settings(self) -> dict[str, str] | None:
         if not self.settings.foreign_keys:
             raise Unsupported("Piccolo runs PRAGMA foreign_keys = 1 before every query; it cannot run with them off")
         return expected_pragmas(self.settings)
 
+    @staticmethod
+    def _server_expected_settings() -> None:
+        return None  # what the server backend expects (PostgreSQL always enforces foreign keys)
+
     def restore(self, template: Path) -> None:
-        if self.on_server:
-            server_restore(self.path)  # in place, on the harness's connection; the pool's stays open
-            return
+        self._restore(template)
+
+    def _server_restore(self, template: Path) -> None:
+        server_restore(self.path)  # in place, on the harness's connection; the pool's stays open
+
+    def _sqlite_restore(self, template: Path) -> None:
         # Not AiosqliteArm's restore: there is no live connection to keep warm, and the one a
         # transaction hands out cannot be a backup target (it is inside BEGIN).
         conn = sqlite3.connect(**self._engine().connection_kwargs)

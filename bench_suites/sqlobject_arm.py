@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from sqlobject import (
     BigIntCol,
@@ -67,7 +67,6 @@ from sqlobject.sqlite.sqliteconnection import SQLiteConnection
 
 from pytest_ormbench.arms.contract import DECIMAL_DIGITS, DECIMAL_PLACES
 from pytest_ormbench.workload.spec import TEXT_MAX, WIDE_DEFAULTS, Field, ModelSpec, Settings
-from pytest_ormbench.backends import is_server
 from pytest_ormbench.arms.sql import SqliteArm, SqlTables, apply_pragmas, tables_for
 from pytest_ormbench.arms.notes import load_notes
 
@@ -88,9 +87,9 @@ MYSQL_DRIVER = "mysqldb"
 class _Models:
     """The SQLObject classes of one canonical model and the hub they use."""
 
-    def __init__(self, model: ModelSpec, server: bool = False) -> None:
-        registry = _PG_REGISTRY if server else _REGISTRY
-        cols = _PG_WIDE_COLS if server else _WIDE_COLS
+    def __init__(self, model: ModelSpec, jsonb: bool = False) -> None:
+        registry = _PG_REGISTRY if jsonb else _REGISTRY
+        cols = _PG_WIDE_COLS if jsonb else _WIDE_COLS
         self.hub = ConnectionHub()
         self.table = f"journal_{model.name}"
         self.link_table = f"{self.table}_links" if model.relations else None
@@ -160,10 +159,11 @@ def _wide_col(f: Field, cols: Mapping[str, Any]) -> Any:
 _MODELS: dict[tuple[str, bool], _Models] = {}
 
 
-def _models(model: ModelSpec, server: bool = False) -> _Models:
-    key = (model.name, server)
+def _models(model: ModelSpec, jsonb: bool = False) -> _Models:
+    """The classes of one model: SQLite's (also MariaDB's), or PostgreSQL's (``jsonb``: JSON is JsonbCol)."""
+    key = (model.name, jsonb)
     if key not in _MODELS:
-        _MODELS[key] = _Models(model, server)
+        _MODELS[key] = _Models(model, jsonb)
     return _MODELS[key]
 
 
@@ -278,21 +278,27 @@ class SQLObjectArm(SqliteArm):
         self.Journal = self.m.journal
 
     # -- connection -----------------------------------------------------------
-    def open(self, path: Path) -> None:
-        # PostgreSQL has models of its own (JsonbCol); MariaDB uses the SQLite ones (JSONCol is TEXT there)
-        self.m = _models(self.model, server=is_server(path) and path.db == "postgresql")
+    def open_sqlite(self, path: Path) -> None:
+        self._open_with(_models(self.model), lambda: _OneConnection(str(path), self.settings))
+
+    def open_postgresql(self, location: Any) -> None:
+        # models of its own (JsonbCol)
+        self._open_with(_models(self.model, jsonb=True), lambda: _OnePgConnection.connectionFromURI(
+            f"{location.url('postgres')}?driver={PG_DRIVER}"))
+
+    def open_mysql(self, location: Any) -> None:
+        # the SQLite models (JSONCol is TEXT there)
+        self._open_with(_models(self.model), lambda: _OneMysqlConnection.connectionFromURI(
+            f"{location.url('mysql')}?driver={MYSQL_DRIVER}"))
+
+    def _open_with(self, models: _Models, connection: Callable[[], Any]) -> None:
+        """Bind ``models``' hub to the SQLObject connection ``connection()`` makes, and open its one connection."""
+        self.m = models
         self.Journal = self.m.journal
         hub = self.m.hub
         if getattr(hub, "processConnection", None) is not None:
             raise RuntimeError(f"another SQLObject arm for {self.model.name!r} is still open in this process")
-        self.path = path
-        if is_server(path) and path.db == "mysql":
-            self.so_conn = _OneMysqlConnection.connectionFromURI(
-                f"{path.url('mysql')}?driver={MYSQL_DRIVER}")
-        elif is_server(path):
-            self.so_conn = _OnePgConnection.connectionFromURI(f"{path.url('postgres')}?driver={PG_DRIVER}")
-        else:
-            self.so_conn = _OneConnection(str(path), self.settings)
+        self.so_conn = connection()
         hub.processConnection = self.so_conn
         self.raw_connection()  # open it now, so pragmas are in force before anything else
 

@@ -49,17 +49,17 @@ from tortoise.transactions import in_transaction
 from pytest_ormbench.arms.helpers import assign
 from pytest_ormbench.arms.contract import DECIMAL_DIGITS, DECIMAL_PLACES
 from pytest_ormbench.workload.spec import MODELS, TEXT_MAX, Field, ModelSpec, Settings
-from pytest_ormbench.backends import is_server
 from pytest_ormbench.arms.sql import LINK_FROM, LINK_TO, AiosqliteArm, SqlTables, pragma_pairs, tables_for
 from pytest_ormbench.arms.notes import load_notes
 
 APP = "models"
 CONNECTION = "default"
-#: the connection's name on each server database. Tortoise caches each model's compiled INSERT/UPDATE/DELETE
-#: per process in ``EXECUTOR_CACHE``, keyed by (connection name, schema, table) and never by dialect: under
-#: one name, a process that ran the SQLite arm would send SQLite's ``?`` placeholders to PostgreSQL (or
-#: PostgreSQL's ``$1`` to MariaDB).
-SERVER_CONNECTIONS = {"postgresql": "postgresql", "mysql": "mysql"}
+# On a server the connection is named after the database (``postgresql``, ``mysql``): Tortoise caches each
+# model's compiled INSERT/UPDATE/DELETE per process in ``EXECUTOR_CACHE``, keyed by (connection name, schema,
+# table) and never by dialect: under one name, a process that ran the SQLite arm would send SQLite's ``?``
+# placeholders to PostgreSQL (or PostgreSQL's ``$1`` to MariaDB).
+#: a server URL's query: the client's pool capped at one connection (its minsize/maxsize)
+ONE_CONNECTION = "?minsize=1&maxsize=1"
 
 # --------------------------------------------------------------------------
 # Models: one Tortoise model per canonical model, built from contract.MODELS
@@ -181,6 +181,8 @@ class TortoiseArm(AiosqliteArm):
         self.cls = MODEL_CLASSES[model.name]
         self.names = model.field_names
         self.client: Any = None
+        #: the placeholder style of the client's driver (open_<database> sets it): sqlite3's, asyncpg's, asyncmy's
+        self.paramstyle = "qmark"
 
     def tables(self) -> SqlTables:
         return tables_for(self.model, _table(self.model), _link_table(self.model))
@@ -197,27 +199,29 @@ class TortoiseArm(AiosqliteArm):
             **pairs,  # synchronous, foreign_keys
         }
 
-    @staticmethod
-    def _server_url(location: Any) -> str:
-        """Tortoise's asyncpg (PostgreSQL) or mysql (asyncmy) URL, its pool capped at one connection (the
-        client's minsize/maxsize; the MySQL client's charset defaults to utf8mb4)."""
-        scheme = "mysql" if location.db == "mysql" else "asyncpg"
-        return location.url(scheme) + "?minsize=1&maxsize=1"
-
     def open(self, path: Path) -> Any:
-        self.path = path
         # Entered here, synchronously, so that every task the harness's loop
         # runs later (each a copy of this context) sees the Tortoise state.
         self._ctx = TortoiseContext()
         self._ctx.__enter__()
-        return self._open(path)
+        return super().open(path)  # the coroutine of open_<database>
 
-    async def _open(self, path: Path) -> None:
-        if is_server(path):
-            name, connection = SERVER_CONNECTIONS[path.db], self._server_url(path)
-        else:
-            name, connection = CONNECTION, {"engine": "tortoise.backends.sqlite",
-                                            "credentials": self._credentials(path)}
+    async def open_sqlite(self, path: Path) -> None:
+        self.paramstyle = "qmark"
+        await self._init(CONNECTION, {"engine": "tortoise.backends.sqlite", "credentials": self._credentials(path)})
+
+    async def open_postgresql(self, location: Any) -> None:
+        # asyncpg
+        self.paramstyle = "dollar"
+        await self._init(self.dialect.name, location.url("asyncpg") + ONE_CONNECTION)
+
+    async def open_mysql(self, location: Any) -> None:
+        # asyncmy; the MySQL client's charset defaults to utf8mb4
+        self.paramstyle = "format"
+        await self._init(self.dialect.name, location.url("mysql") + ONE_CONNECTION)
+
+    async def _init(self, name: str, connection: Any) -> None:
+        """``Tortoise.init`` with the one connection ``name`` (a URL, or a SQLite engine's credentials)."""
         config = {
             "connections": {name: connection},
             "apps": {APP: {"models": [_models_module(self.model)], "default_connection": name}},
@@ -259,7 +263,7 @@ class TortoiseArm(AiosqliteArm):
 
     def _quote(self, name: str) -> str:
         """An identifier quoted for the arm's database (backticks on MariaDB: its sql_mode has no ANSI_QUOTES)."""
-        return f"`{name}`" if self.on_server and self.path.db == "mysql" else f'"{name}"'
+        return self.dialect.quote(name)
 
     @asynccontextmanager
     async def aiosqlite_connection(self) -> AsyncIterator[Any]:
@@ -287,8 +291,8 @@ class TortoiseArm(AiosqliteArm):
         # executemany; tests/test_arm_tortoise.py checks that ``links.add()``
         # writes the same (from_id, to_id) rows.
         m2m, q = self.cls._meta.fields_map["links"], self._quote
-        # asyncpg's placeholders, asyncmy's, or sqlite3's
-        marks = {"postgresql": "$1, $2", "mysql": "%s, %s"}[self.path.db] if self.on_server else "?, ?"
+        # sqlite3's placeholders, asyncpg's or asyncmy's
+        marks = self.dialect.placeholders(2, self.paramstyle)
         sql = (f"INSERT INTO {q(m2m.through)} ({q(m2m.backward_key)}, {q(m2m.forward_key)}) "
                f"VALUES ({marks})")
         async with in_transaction() as conn:

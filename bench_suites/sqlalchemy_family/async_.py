@@ -13,7 +13,6 @@ from pytest_ormbench.suites.sqlalchemy_family.base import _SABase
 from pytest_ormbench.suites.sqlalchemy_family.engine import SERVER_POOL, OneConnection, server_url
 from pytest_ormbench.arms.helpers import assign_all
 from pytest_ormbench.arms.sql import AiosqliteArm
-from pytest_ormbench.backends import is_server
 
 
 class AsyncOps(_SABase, AiosqliteArm):
@@ -33,16 +32,22 @@ class AsyncOps(_SABase, AiosqliteArm):
     driver = "aiosqlite"
     is_async = True
 
-    async def open(self, path: Path) -> None:
+    async def open_sqlite(self, path: Path) -> None:
+        self._open(self.dialect.url(path, "sqlite+aiosqlite"), poolclass=StaticPool)
+
+    async def open_postgresql(self, location: Any) -> None:
+        self._open(server_url(location, True), **SERVER_POOL)  # asyncpg
+
+    async def open_mysql(self, location: Any) -> None:
+        self._open(server_url(location, True), **SERVER_POOL)  # asyncmy, utf8mb4
+
+    def _open(self, url: str, **pool: Any) -> None:
+        """The engine on ``url``, held to one connection (``pool``: the database's pool of one)."""
         from sqlalchemy.ext.asyncio import async_sessionmaker, create_async_engine
 
-        self.path = path
         self._setup_models()
-        self._conn = OneConnection(self.settings, server=is_server(path))
-        if is_server(path):
-            self.engine = create_async_engine(server_url(path, True), **SERVER_POOL)
-        else:
-            self.engine = create_async_engine(f"sqlite+aiosqlite:///{path}", poolclass=StaticPool)
+        self._conn = OneConnection(self.settings, server=self.dialect.server)
+        self.engine = create_async_engine(url, **pool)
         self._conn.install(self.engine.sync_engine)
         self.Session = async_sessionmaker(self.engine, class_=self.session_class(), expire_on_commit=False)
         self.session = None

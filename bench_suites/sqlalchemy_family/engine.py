@@ -23,10 +23,13 @@ SERVER_DRIVER_MODULES: dict[tuple[str, bool], str] = {
 }
 
 
+#: what the engine URL adds per server database: on MariaDB the charset made explicit
+URL_QUERIES: dict[str, str] = {"postgresql": "", "mysql": "?charset=utf8mb4"}
+
+
 def server_url(path: Any, is_async: bool) -> str:
     """The engine URL of a server location, with the driver this family documents for it."""
-    url = path.url(SERVER_DIALECTS[(path.db, is_async)])
-    return url + "?charset=utf8mb4" if path.db == "mysql" else url
+    return path.url(SERVER_DIALECTS[(path.db, is_async)]) + URL_QUERIES[path.db]
 
 
 # --------------------------------------------------------------------------

@@ -15,7 +15,6 @@ from pytest_ormbench.suites.sqlalchemy_family.base import _SABase
 from pytest_ormbench.suites.sqlalchemy_family.engine import SERVER_POOL, OneConnection, server_url
 from pytest_ormbench.arms.helpers import assign_all
 from pytest_ormbench.arms.server import settings_from_rows, settings_sql
-from pytest_ormbench.backends import is_server
 
 
 class SyncOps(_SABase):
@@ -25,14 +24,20 @@ class SyncOps(_SABase):
     driver = "sqlite3"
     is_async = False
 
-    def open(self, path: Path) -> None:
-        self.path = path
+    def open_sqlite(self, path: Path) -> None:
+        self._open(self.dialect.url(path, "sqlite"), poolclass=StaticPool)
+
+    def open_postgresql(self, location: Any) -> None:
+        self._open(server_url(location, False), **SERVER_POOL)  # psycopg 3
+
+    def open_mysql(self, location: Any) -> None:
+        self._open(server_url(location, False), **SERVER_POOL)  # mysqlclient, utf8mb4
+
+    def _open(self, url: str, **pool: Any) -> None:
+        """The engine on ``url``, held to one connection (``pool``: the database's pool of one)."""
         self._setup_models()
-        self._conn = OneConnection(self.settings, server=is_server(path))
-        if is_server(path):
-            self.engine = sqlalchemy.create_engine(server_url(path, False), **SERVER_POOL)
-        else:
-            self.engine = sqlalchemy.create_engine(f"sqlite:///{path}", poolclass=StaticPool)
+        self._conn = OneConnection(self.settings, server=self.dialect.server)
+        self.engine = sqlalchemy.create_engine(url, **pool)
         self._conn.install(self.engine)
         self.Session = sessionmaker(self.engine, class_=self.session_class(), expire_on_commit=False)
         self.session = None
@@ -54,9 +59,7 @@ class SyncOps(_SABase):
             self.engine.raw_connection().close()  # connects (the connect listener keeps it)
         return self._conn.dbapi
 
-    def pragmas(self) -> dict[str, str]:
-        if not self.on_server:
-            return super().pragmas()
+    def server_settings(self) -> dict[str, str]:
         # through the engine, on its one pooled connection: closing the Connection rolls back the
         # transaction psycopg began for the read (a read on the bare DB-API connection would leave it open)
         with self.engine.connect() as c:

@@ -1,11 +1,17 @@
-"""Helpers every SQLite arm shares: pragmas, tables, chunking, exact restore, independent read-back.
+"""What every SQL arm builds on: the bases, the per-database strategy, pragmas, tables, chunking.
 
-An arm over SQLite subclasses :class:`SqliteArm` (sqlite3 in the arm's own thread) or
-:class:`AiosqliteArm` (a sqlite3 connection living in aiosqlite's worker thread), declares its
-tables with :meth:`SqliteArm.tables` (one line: :func:`tables_for`) and hands the harness its
-live connection (:meth:`SqliteArm.raw_connection`, :meth:`AiosqliteArm.aiosqlite_connection`).
-The rest (pragma read-back, restore by the backup API, snapshot through a separate connection)
-is done here once.
+An arm over SQL subclasses :class:`SqliteArm` (sync: sqlite3 in the arm's own thread, or a DB-API
+connection to a server) or :class:`AiosqliteArm` (async: a sqlite3 connection living in aiosqlite's
+worker thread, or an async driver's connection to a server), declares its tables with
+:meth:`SqliteArm.tables` (one line: :func:`tables_for`) and hands the harness its live connection
+(:meth:`SqliteArm.raw_connection`, :meth:`AiosqliteArm.aiosqlite_connection`).
+
+Per database, an arm writes one method: ``open_sqlite(path)``, ``open_postgresql(location)``,
+``open_mysql(location)``; the base's ``open()`` calls the one of the database it is given (or raises
+:class:`NotOnThisDatabase`). Whatever else differs per database the arm decides there (and keeps on the
+instance), or asks ``self.dialect`` (a :class:`Dialect`: the database's name, identifier quoting,
+parameter placeholders, URLs), never comparing database names. The rest (durability read-back,
+exact restore, snapshot through a separate connection) is the dialect's, done here once.
 
 The requested settings come as pragmas in the shape each ORM takes them:
 :func:`pragma_pairs` (name, value) for ORMs that take pragmas as options, :func:`pragma_statements`
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, AsyncContextManager, Iterator, Sequence, TypeVar
 
@@ -26,6 +33,7 @@ from pytest_ormbench.workload.spec import ModelSpec, Settings, Snapshot
 from pytest_ormbench.backends.sqlite import (SqlTables, apply_pragmas, backup_into, expected_pragmas,
     file_change_counter, open_handles, pragma_pairs, pragma_statements, read_pragmas, read_snapshot)
 
+from pytest_ormbench.backends import AXIS, NotOnThisDatabase
 from pytest_ormbench.arms.server import (is_server, server_restore, server_settings, server_snapshot,
     settings_from_rows, settings_sql)
 
@@ -96,8 +104,6 @@ def chunked(rows: Sequence[T], columns: int, conn_or_limit: sqlite3.Connection |
     return slices(rows, rows_per_statement(conn_or_limit, columns))
 
 
-# -- the bases ------------------------------------------------------------------------------------
-
 async def in_aiosqlite_thread(aconn: Any, fn: Any, *args: Any) -> Any:
     """Run ``fn(sqlite3_connection, *args)`` in the thread that owns an aiosqlite connection.
 
@@ -107,21 +113,171 @@ async def in_aiosqlite_thread(aconn: Any, fn: Any, *args: Any) -> Any:
     return await aconn._execute(fn, aconn._conn, *args)
 
 
-class SqliteArm(Arm):
-    """Base for arms that store in SQLite through the standard sqlite3 module, or on a server.
+# -- dialects: what differs between the databases an SQL arm runs on --------------------------------
 
-    An arm that also runs on a server (PostgreSQL, MariaDB) lists it in ``databases``; its ``open()`` then receives a
-    :class:`~pytest_ormbench.backends.ServerLocation` (``self.on_server`` is true), ``raw_connection()``
-    returns its DB-API connection to the server, and this base reads the durability back, restores and
-    snapshots through the server helpers instead of SQLite's (``server_support``).
+#: a parameter placeholder per style: ``qmark`` (sqlite3), ``format`` (psycopg, psycopg2, mysqlclient, PyMySQL,
+#: asyncmy, aiomysql), ``dollar`` (asyncpg); ``n`` is the parameter's number, from 1
+_PLACEHOLDERS = {"qmark": lambda n: "?", "format": lambda n: "%s", "dollar": lambda n: f"${n}"}
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One database an SQL arm runs on, as the arm sees it (``SqliteArm.dialect``).
+
+    A strategy object: an arm asks it instead of comparing database names, and the bases let it do their
+    per-database work (durability read-back, restore, snapshot: :class:`SqliteDialect`, :class:`ServerDialect`).
+    """
+
+    #: the database axis value (``sqlite``, ``postgresql``, ``mysql``); the arm's method for it is ``open_<name>``
+    name: str
+    #: the character that quotes an identifier (MariaDB's default sql_mode has no ANSI_QUOTES: a backtick)
+    quote_char: str = '"'
+    #: the placeholder style of the database's usual DB-API drivers (an arm on another driver names its own)
+    paramstyle: str = "qmark"
+    #: MySQL or MariaDB: one SQL dialect, one family of drivers
+    mysql_like: bool = False
+
+    #: a server the harness reaches over the network (restore and read-back on its own connection)
+    server = False
+
+    @property
+    def opener(self) -> str:
+        """The arm's method that opens a database of this kind."""
+        return f"open_{self.name}"
+
+    def quote(self, identifier: str) -> str:
+        """``identifier`` quoted for this database."""
+        q = self.quote_char
+        return f"{q}{identifier}{q}"
+
+    def placeholders(self, n: int, paramstyle: str | None = None) -> str:
+        """``n`` parameter placeholders, comma-separated (``?, ?``; ``%s, %s``; ``$1, $2``)."""
+        mark = _PLACEHOLDERS[paramstyle or self.paramstyle]
+        return ", ".join(mark(i) for i in range(1, n + 1))
+
+    def url(self, location: Any, scheme: str) -> str:
+        """An engine URL with the driver's ``scheme`` (``sqlite+aiosqlite``, ``postgresql+psycopg``)."""
+        raise NotImplementedError
+
+    # -- the bases' per-database work (the arm's live connection; the harness's own read-back) -----------------
+    def read_settings(self, arm: "SqliteArm") -> dict[str, str]:
+        """The durability the sync arm's live connection runs under."""
+        raise NotImplementedError
+
+    async def read_settings_async(self, arm: "AiosqliteArm") -> dict[str, str]:
+        """The durability the async arm's live connection runs under."""
+        raise NotImplementedError
+
+    def restore(self, arm: "SqliteArm", template: Any) -> None:
+        """The sync arm's database made exactly ``template`` again, its connection kept."""
+        raise NotImplementedError
+
+    async def restore_async(self, arm: "AiosqliteArm", template: Any) -> None:
+        """The async arm's database made exactly ``template`` again, its connection kept."""
+        raise NotImplementedError
+
+    def snapshot(self, arm: "SqliteArm") -> Snapshot:
+        """Every row and link, read past the ORM."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class SqliteDialect(Dialect):
+    """A SQLite file: pragmas read on the arm's connection, restore by the backup API into it, read-back on a
+    separate read-only connection."""
+
+    def url(self, location: Any, scheme: str) -> str:
+        return f"{scheme}:///{location}"
+
+    def read_settings(self, arm: "SqliteArm") -> dict[str, str]:
+        return read_pragmas(arm.raw_connection())
+
+    async def read_settings_async(self, arm: "AiosqliteArm") -> dict[str, str]:
+        return await arm.in_connection_thread(read_pragmas)
+
+    def restore(self, arm: "SqliteArm", template: Any) -> None:
+        backup_into(arm.raw_connection(), template)
+
+    async def restore_async(self, arm: "AiosqliteArm", template: Any) -> None:
+        await arm.in_connection_thread(backup_into, template)
+
+    def snapshot(self, arm: "SqliteArm") -> Snapshot:
+        return read_snapshot(arm.path, arm.tables(), arm.model.field_names)
+
+
+@dataclass(frozen=True)
+class ServerDialect(Dialect):
+    """A server database (a ``ServerLocation``): settings read on the arm's connection, restore and read-back on
+    the harness's own (``arms.server``)."""
+
+    server = True
+
+    def url(self, location: Any, scheme: str) -> str:
+        return location.url(scheme)
+
+    def read_settings(self, arm: "SqliteArm") -> dict[str, str]:
+        return arm.server_settings()
+
+    async def read_settings_async(self, arm: "AiosqliteArm") -> dict[str, str]:
+        return settings_from_rows(arm.path, await arm.server_rows(settings_sql(arm.path)))
+
+    def restore(self, arm: "SqliteArm", template: Any) -> None:
+        server_restore(arm.path)
+
+    async def restore_async(self, arm: "AiosqliteArm", template: Any) -> None:
+        server_restore(arm.path)
+
+    def snapshot(self, arm: "SqliteArm") -> Snapshot:
+        return server_snapshot(arm.path, arm.tables(), arm.model.field_names)
+
+
+SQLITE = SqliteDialect("sqlite")
+POSTGRESQL = ServerDialect("postgresql", paramstyle="format")
+MYSQL = ServerDialect("mysql", quote_char="`", paramstyle="format", mysql_like=True)
+#: the database axis value -> its dialect
+DIALECTS: dict[str, Dialect] = {d.name: d for d in (SQLITE, POSTGRESQL, MYSQL)}
+assert tuple(DIALECTS) == AXIS, "a dialect for every value of the database axis (workload.cells.DATABASE_AXIS)"
+
+
+def dialect_of(location: Any) -> Dialect:
+    """The dialect of what an arm's ``open()`` got: a server database's location, else a SQLite file (or nothing
+    yet: an unopened arm answers as on SQLite, as its ``describe()`` does)."""
+    return DIALECTS[location.db] if is_server(location) else SQLITE
+
+
+# -- the bases ------------------------------------------------------------------------------------
+
+class SqliteArm(Arm):
+    """Base for sync SQL arms: on SQLite through the standard sqlite3 module, or on a server.
+
+    The arm writes ``open_sqlite(path)`` and, for each server database it lists in ``databases``,
+    ``open_postgresql(location)`` / ``open_mysql(location)`` (a
+    :class:`~pytest_ormbench.backends.ServerLocation`); :meth:`open` sets ``self.path`` and calls the one of the
+    database it is given. ``raw_connection()`` returns the live sqlite3 connection, or the DB-API connection to
+    the server; the dialect (``self.dialect``) reads the durability back, restores and snapshots.
     """
 
     path: Any = None
 
     @property
+    def dialect(self) -> Dialect:
+        """The database the arm was opened on (SQLite's before ``open``)."""
+        return dialect_of(self.path)
+
+    @property
     def on_server(self) -> bool:
         """Whether the arm was opened on a server database (a ``ServerLocation``) rather than a file."""
-        return is_server(self.path)
+        return self.dialect.server
+
+    def open(self, path: Any) -> Any:
+        """Open ``path`` with the arm's method for its database (``open_sqlite``, ``open_postgresql``, ...)."""
+        self.path = path
+        dialect = self.dialect
+        opener = getattr(self, dialect.opener, None)
+        if opener is None:
+            raise NotOnThisDatabase(f"{type(self).__name__} has no {dialect.opener}(): "
+                                    f"it does not run on {dialect.name}")
+        return opener(path)
 
     def tables(self) -> SqlTables:
         """The tables this arm created for ``self.model`` (usually ``tables_for(self.model, main)``)."""
@@ -131,17 +287,16 @@ class SqliteArm(Arm):
         """The arm's one live sqlite3 connection (opening it if it is lazy)."""
         raise NotImplementedError
 
+    def server_settings(self) -> dict[str, str]:
+        """On a server: the durability the arm's live connection runs under (read on ``raw_connection()``)."""
+        return server_settings(self.raw_connection(), self.path)
+
     def pragmas(self) -> dict[str, str]:
-        if self.on_server:
-            return server_settings(self.raw_connection(), self.path)
-        return read_pragmas(self.raw_connection())
+        return self.dialect.read_settings(self)
 
     def restore(self, template: Path) -> Any:
         self.before_restore()
-        if self.on_server:
-            server_restore(self.path)
-        else:
-            backup_into(self.raw_connection(), template)
+        self.dialect.restore(self, template)
         self.after_restore()
 
     def before_restore(self) -> Any:
@@ -152,9 +307,7 @@ class SqliteArm(Arm):
 
     def snapshot(self) -> Snapshot:
         assert self.path is not None, "open() first"
-        if self.on_server:
-            return server_snapshot(self.path, self.tables(), self.model.field_names)
-        return read_snapshot(self.path, self.tables(), self.model.field_names)
+        return self.dialect.snapshot(self)
 
     def describe(self) -> dict[str, Any]:
         return {"sqlite_version": sqlite3.sqlite_version}
@@ -200,22 +353,18 @@ class AiosqliteArm(SqliteArm):
         raise NotImplementedError(f"{type(self).__name__} runs on a server but does not implement server_rows()")
 
     async def pragmas(self) -> dict[str, str]:  # type: ignore[override]
-        if self.on_server:
-            return settings_from_rows(self.path, await self.server_rows(settings_sql(self.path)))
-        return await self.in_connection_thread(read_pragmas)
+        return await self.dialect.read_settings_async(self)
 
     async def restore(self, template: Path) -> None:  # type: ignore[override]
         await _maybe_await(self.before_restore())
-        if self.on_server:
-            server_restore(self.path)
-        else:
-            await self.in_connection_thread(backup_into, template)
+        await self.dialect.restore_async(self, template)
         await _maybe_await(self.after_restore())
 
 
 __all__ = [
-    "LINK_FROM", "LINK_TO", "AiosqliteArm", "SqlTables", "SqliteArm", "apply_pragmas",
-    "backup_into", "chunked", "expected_pragmas", "file_change_counter", "in_aiosqlite_thread", "open_handles",
+    "DIALECTS", "LINK_FROM", "LINK_TO", "MYSQL", "POSTGRESQL", "SQLITE", "AiosqliteArm", "Dialect",
+    "NotOnThisDatabase", "ServerDialect", "SqlTables", "SqliteArm", "SqliteDialect", "apply_pragmas",
+    "backup_into", "chunked", "dialect_of", "expected_pragmas", "file_change_counter", "in_aiosqlite_thread", "open_handles",
     "pragma_connection_class", "pragma_pairs", "pragma_statements", "read_pragmas", "read_snapshot",
     "rows_per_statement", "tables_for", "variable_limit",
 ]
