@@ -30,10 +30,12 @@ import pytest
 from pytest_ormbench.plugin import options as _options
 from pytest_ormbench.plugin.session import (CELL_SECONDS_KEY, SESSION_KEY, SIGTERM_KEY, OrmbenchSession,
                                             progress)
+from pytest_ormbench.plugin.outputs import (ENDING_KEY, ending, output_failed, try_benchmark_json, where_from)
+from pytest_ormbench.plugin.preflight import asked_for, refuse_missing_arms, refuse_what_cannot_run
 from pytest_ormbench.plugin.summary import finish, load_baseline, terminal_summary
 from pytest_ormbench.workload.cells import CellKey, RecordError
 from pytest_ormbench.results.record import CellRecord, fold_environments
-from pytest_ormbench.arms.registry import CONTROL_ARMS, all_arms, describe_origin, import_problems
+from pytest_ormbench.arms.registry import CONTROL_ARMS, all_arms
 
 XDIST_BENCHMARK_WARNING = "Benchmarks are automatically disabled because xdist"
 
@@ -169,7 +171,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if bs is not None and not ob.run.benchmark_table:
         bs.quiet = True  # pytest-benchmark's own table repeats the summary's figures in ms
     if not hasattr(config, "workerinput"):  # an xdist worker: the controller refuses (a worker's error is a crash)
-        _refuse_missing_arms(config, ob.run, planned)
+        refuse_missing_arms(config, ob.run, planned)
     for note in ob.notes:
         progress(session.config, note)
     progress(session.config, _plan_line(ob.run, planned))
@@ -184,55 +186,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     ob.scheduler = Scheduler(ob.run, all_arms(ob.run.register), Path(str(config.rootpath)),
                              say=functools.partial(progress, config), progress_interval=interval)
     ob.scheduler.planned = planned
-    if not hasattr(config, "workerinput"):  # an xdist worker: such cells fail instead (_asked_for)
-        _refuse_what_cannot_run(config, ob, planned)
+    if not hasattr(config, "workerinput"):  # an xdist worker: such cells fail instead (asked_for)
+        refuse_what_cannot_run(config, ob, planned)
     _install_sigterm(config)
 
 
 # -- asked-for work that cannot run fails the run before anything is measured ----------------------------------
-
-def _refuse_missing_arms(config: pytest.Config, run: _options.RunConfig, planned: list[CellKey]) -> None:
-    """An arm the user named (``--ormbench-arms``, command line or ini) whose package is missing: one line, usage
-    error. Arms selected by default (``all``, the control arms) and cells a ``-k`` keeps are skipped instead."""
-    named = _options.explicit_arms(config, run)
-    entries = all_arms(run.register)
-    missing = {arm: why for arm in dict.fromkeys(k.arm for k in planned)
-               if arm in named and (why := entries[arm].missing())}
-    if missing:
-        raise pytest.UsageError(_cannot_run(missing))
-
-
-def _cannot_run(problems: dict[str, str]) -> str:
-    return ("pytest-ormbench: --ormbench-arms names " + "; ".join(f"{arm}, which cannot run here: {why}"
-                                                               for arm, why in problems.items())
-            + " (leave it out of --ormbench-arms to run the others)")
-
-
-def _refuse_what_cannot_run(config: pytest.Config, ob: OrmbenchSession, planned: list[CellKey]) -> None:
-    """Before the first cell: each named arm with third-party packages is imported in a process of its own, and
-    every server database of the run is started (or reached); either failing is one line and a usage error."""
-    from pytest_ormbench.provision.servers import ServerProblem
-
-    scheduler = ob.scheduler
-    assert scheduler is not None
-    named = _options.explicit_arms(config, ob.run)
-    entries = [scheduler.arms[arm] for arm in dict.fromkeys(k.arm for k in planned)
-               if arm in named and scheduler.arms[arm].requires]
-    problems = import_problems(entries, env=scheduler.env, cwd=str(scheduler.rootdir)) if entries else {}
-    if problems:
-        raise pytest.UsageError(_cannot_run(problems))
-    for db in dict.fromkeys(k.db for k in planned if k.db != "sqlite"):
-        try:
-            scheduler.servers.env_for(db, ob.run.rtts)
-        except ServerProblem as exc:
-            raise pytest.UsageError(_server_refused(config, db, str(exc))) from None
-
-
-def _server_refused(config: pytest.Config, db: str, why: str) -> str:
-    lines = [line.strip() for line in why.splitlines() if line.strip()]
-    return (f"pytest-ormbench: {_options.spelled(config, 'dbs')} asks for {db}, and its server cannot be had: "
-            + (lines[0] if lines else "no reason given") + (f" ({len(lines) - 1} more line(s) of its log "
-                                                            "withheld)" if len(lines) > 1 else ""))
 
 
 def _install_sigterm(config: pytest.Config) -> None:
@@ -306,7 +265,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int):  # noqa: ANN
         finish(session)
     except OSError as exc:  # --ormbench-compare-markdown's file
         ob = session.config.stash[SESSION_KEY]
-        _output_failed(session.config, "--ormbench-compare-markdown", ob.run.compare_markdown, exc)
+        output_failed(session.config, "--ormbench-compare-markdown", ob.run.compare_markdown, exc)
     result = yield
     if session.config.stash.get(ENDING_KEY, None) and session.exitstatus == 0:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
@@ -318,7 +277,7 @@ def pytest_benchmark_update_json(config: pytest.Config, benchmarks, output_json:
     """Run-level facts beside pytest-benchmark's: the schedule, the drift probe and its floor, and each arm's
     environment once per place (its cells name it: ``extra_info.environment``). First, --benchmark-json's file is
     tried (pytest-benchmark writes it next): one that cannot be written is replaced by a fallback file."""
-    _try_benchmark_json(config)
+    try_benchmark_json(config)
     ob = config.stash.get(SESSION_KEY, None)
     if ob is not None and ob.scheduler is not None and ob.scheduler.records:
         facts = ob.scheduler.run_facts()
@@ -358,7 +317,7 @@ def pytest_xdist_node_collection_finished(node, ids: list[str]) -> None:  # noqa
         pytest.exit(XDIST_MESSAGE, returncode=pytest.ExitCode.USAGE_ERROR)
     cells = [key for i in ids if i.endswith("]") and (key := _cell_key(i[i.rfind("[") + 1:-1])) is not None]
     try:
-        _refuse_missing_arms(config, run, cells)
+        refuse_missing_arms(config, run, cells)
     except pytest.UsageError as exc:
         pytest.exit(str(exc), returncode=pytest.ExitCode.USAGE_ERROR)
     _install_sigterm(config)  # SIGTERM stops the workers as Ctrl-C does
@@ -408,7 +367,7 @@ def _execute(session: OrmbenchSession, key: CellKey, benchmark, item: pytest.Ite
         item.stash[CELL_SECONDS_KEY] = outcome.seconds
     problem = outcome.problem
     if problem is not None:
-        asked = problem.outcome == "skipped" and _asked_for(session, key, item.config)
+        asked = problem.outcome == "skipped" and asked_for(session, key, item.config)
         if problem.outcome == "skipped" and not asked:
             pytest.skip(problem.message)
         if problem.outcome == "unsupported":
@@ -433,118 +392,14 @@ def _execute(session: OrmbenchSession, key: CellKey, benchmark, item: pytest.Ite
     return record
 
 
-def _asked_for(session: OrmbenchSession, key: CellKey, config: pytest.Config) -> bool:
-    """Whether a skipped cell's skip hides work the user asked for: an arm named in ``--ormbench-arms``, or a server
-    database (a skip there is a server that could not be had; the sqlite side's skips are missing packages)."""
-    entry = all_arms(session.run.register).get(key.arm)
-    missing = entry is not None and entry.missing() is not None
-    return key.arm in _options.explicit_arms(config, session.run) if missing else key.db != "sqlite"
-
-
-# -- the end: the outputs asked for, or the run's JSON kept elsewhere ------------------------------------------
-
-#: lines for the end of the run: outputs that could not be written, and where the run's JSON went instead
-ENDING_KEY = pytest.StashKey[list]()
-#: --benchmark-json's folder was tried once at the end (and, if it failed, pointed at a fallback file)
-JSON_TRIED_KEY = pytest.StashKey[bool]()
-
-
-def _ending(config: pytest.Config) -> list[str]:
-    return config.stash.setdefault(ENDING_KEY, [])
-
-
-def _fallback_file(config: pytest.Config) -> Path:
-    """A new file for the run's JSON: in the directory pytest was started from, else in the temporary directory."""
-    import tempfile
-    import time
-
-    name = f"ormbench-run-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.json"
-    for folder in (Path(str(config.invocation_params.dir)), Path(tempfile.gettempdir())):
-        try:
-            with open(folder / name, "x", encoding="utf-8"):
-                return folder / name
-        except OSError:
-            continue
-    raise OSError(f"neither {config.invocation_params.dir} nor {tempfile.gettempdir()} takes a new file")
-
-
-def _output_failed(config: pytest.Config, flag: str, path: object, exc: OSError) -> None:
-    """An output asked for could not be written at the end: say so, and where the run's figures are kept."""
-    why = exc.strerror or str(exc)
-    bs = getattr(config, "_benchmarksession", None)
-    if bs is not None and bs.json and config.stash.get(JSON_TRIED_KEY, False):
-        kept = f"the run's JSON is in {bs.json}"
-    elif bs is not None and bs.json:
-        kept = f"the run's JSON goes to {bs.json} (--benchmark-json)"
-    else:
-        kept = _keep_run_json(config)
-    _ending(config).append(f"pytest-ormbench: could not write {flag}={path}: {why}; {kept}")
-
-
-def _keep_run_json(config: pytest.Config) -> str:
-    """The run's JSON as pytest-benchmark would write it with --benchmark-json, in a fallback file."""
-    bs = getattr(config, "_benchmarksession", None)
-    if bs is None or not bs.benchmarks:
-        return "no cell was timed, so there is no JSON to keep"
-    try:
-        target = _fallback_file(config)
-        commit_info = config.hook.pytest_benchmark_generate_commit_info(config=config)
-        output = config.hook.pytest_benchmark_generate_json(config=config, benchmarks=bs.benchmarks, include_data=True,
-                                                             machine_info=bs.get_machine_info(),
-                                                             commit_info=commit_info)
-        config.hook.pytest_benchmark_update_json(config=config, benchmarks=bs.benchmarks, output_json=output)
-        target.write_text(json.dumps(output, indent=4, default=str), encoding="utf-8")
-    except Exception as exc:  # noqa: BLE001 - the last resort failed too: say so, do not lose the summary
-        return f"and the run's JSON could not be kept either ({type(exc).__name__}: {exc})"
-    return f"the run's JSON is kept in {target}"
-
-
-def _try_benchmark_json(config: pytest.Config) -> None:
-    """Just before pytest-benchmark writes --benchmark-json: if its file cannot be opened, point it at a fallback
-    file (pytest-benchmark then writes there, and the run is not lost to a traceback)."""
-    bs = getattr(config, "_benchmarksession", None)
-    if bs is None or not bs.json or config.stash.get(JSON_TRIED_KEY, False):
-        return
-    config.stash[JSON_TRIED_KEY] = True
-    wanted = bs.json
-    try:
-        with open(wanted, "ab"):
-            pass
-    except OSError as exc:
-        try:
-            bs.json = _fallback_file(config)
-        except OSError as last:
-            _ending(config).append(f"pytest-ormbench: could not write --benchmark-json={wanted}: "
-                                   f"{exc.strerror or exc}; nor a fallback file: {last}")
-            return
-        _ending(config).append(f"pytest-ormbench: could not write --benchmark-json={wanted}: {exc.strerror or exc}; "
-                               f"the run's JSON is kept in {bs.json}")
-
-
-def _where_from(config: pytest.Config) -> list[str]:
-    """Per arm: a package version outside the range it was tested with, and a package installed from a local
-    checkout, a VCS or an archive (path, commit), as the measuring processes recorded them."""
-    ob = config.stash.get(SESSION_KEY, None)
-    if ob is None or ob.scheduler is None:
-        return []
-    lines: list[str] = []
-    for record in ob.scheduler.records:
-        info, arm = record.env.arm_info, record.key.arm
-        for dist, where in sorted((info.get("origins") or {}).items()):
-            lines.append(f"pytest-ormbench: {arm} measured "
-                         f"{describe_origin(dist, record.env.versions.get(dist, '?'), where)}")
-        lines.extend(f"pytest-ormbench: {arm}: {line}" for line in info.get("untested_versions") or ())
-    return list(dict.fromkeys(lines))
-
-
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:  # noqa: ANN001
     try:
         terminal_summary(terminalreporter, config)
     except OSError as exc:  # the report's file (--ormbench-report) could not be written
         ob = config.stash[SESSION_KEY]
-        _output_failed(config, "--ormbench-report", ob.run.report, exc)
+        output_failed(config, "--ormbench-report", ob.run.report, exc)
         if ob.comparison_text:  # the summary stopped before the comparison: show it here
             terminalreporter.write_sep("=", "pytest-ormbench: comparison with the baseline")
             terminalreporter.write_line(ob.comparison_text)
-    for line in _where_from(config) + _ending(config):
+    for line in where_from(config) + ending(config):
         terminalreporter.write_line(line)
