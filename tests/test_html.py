@@ -19,9 +19,12 @@ from typing import Iterator
 import pytest
 
 from pytest_ormbench.commands.main import main
-from pytest_ormbench.results.report.html import _script_json, data, render_html
-from pytest_ormbench.results.report.load import load
+from pytest_ormbench.results.record import CellRecord, Environment, Facts
+from pytest_ormbench.results.report.html import LEADERS_NOTE, _script_json, data, render_html
+from pytest_ormbench.results.report.load import load, runs_from_records
+from pytest_ormbench.results.report.tables import CONTESTED_NOTE, busy_line, detail
 from pytest_ormbench.workload.cells import CellKey
+from pytest_ormbench.workload.measures import GC_COLLECTIONS, WALL
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "results"
@@ -113,6 +116,70 @@ def test_data_cannot_close_the_script_element() -> None:
     text = _script_json({"note": "</script><script>alert(1)</script> <!-- \u2028"})
     assert "</" not in text and "<!--" not in text and "\u2028" not in text
     assert json.loads(text) == {"note": "</script><script>alert(1)</script> <!-- \u2028"}
+
+
+# ---- who leads: the Markdown's rule (tables.leader), not the fastest figure ----
+
+LABELS = {"sqlite3": "raw sqlite3", "peewee": "peewee", "django": "Django", "sqlobject": "SQLObject"}
+
+
+def _record(arm: str, op: str, seconds: float) -> CellRecord:
+    """A timed cell of 100 rows a round, three tight rounds (±1 %) around ``seconds``."""
+    rounds = [seconds * 0.99, seconds, seconds * 1.01]
+    return CellRecord(key=CellKey(arm, "simple", op, "warm", "default"), rows=100, start_rows=0, iterations=100,
+                      batch=1000, settings={}, env=Environment(arm_label=LABELS[arm]), facts=Facts(),
+                      measures={WALL: rounds, GC_COLLECTIONS: [0.0] * len(rounds)})
+
+
+def _synthetic(paces: dict[str, float], floor: float):
+    """One run of ops A and D at these round times per arm, its drift floor as given."""
+    facts = {"schedule": "interleaved", "drift_floor": floor,
+             "probes": [{"when": "start", "rows_per_s": 100_000.0}, {"when": "after round 1", "rows_per_s": 102_000.0}]}
+    records = [_record(arm, op, s) for op in "AD" for arm, s in paces.items()]
+    return runs_from_records(records, {"machine": "x86_64"}, "2026-12-04T10:00:00", facts)
+
+
+#: peewee and Django 3 % apart, far inside a 30 % drift floor; the raw control 20 % ahead (it is no contender)
+CLOSE = {"sqlite3": 0.0025, "peewee": 0.0030, "django": 0.00309}
+#: peewee twice as fast as Django, three tight rounds each, a quiet run
+CLEAR = {"sqlite3": 0.001, "peewee": 0.002, "django": 0.004}
+
+
+def _group(page: dict) -> dict:
+    (group,) = page["groups"]
+    return group
+
+
+def test_a_lead_within_the_floor_is_contested_and_bolds_nobody() -> None:
+    runs = _synthetic(CLOSE, 0.30)
+    group = _group(data(runs))
+    assert group["best"] == {} and group["contested"] == ["A", "D", "gm"]
+    # the Markdown says the same of the same figures
+    assert [row[-1] for row in detail(runs, "simple", "warm", "default").rows] == ["contested"] * 3
+    html = render_html(runs)
+    legend = re.search(r'<li id="contested-legend">(.*?)</li>', html).group(1)
+    assert re.sub("<[^>]+>", "", legend).replace("&#x27;", "'") == CONTESTED_NOTE.format(floor="")  # Markdown's words
+    assert LEADERS_NOTE in html  # the filters do not move a leader
+    assert any(n.startswith("contested:") and "up to 30%" in n for n in _page_data(html)["notes"])
+
+
+def test_a_clear_lead_of_two_is_bold() -> None:
+    runs = _synthetic(CLEAR, 0.02)
+    page = data(runs)
+    group = _group(page)
+    arms = [a["id"] for a in page["arms"]]
+    assert {col: arms[i] for col, i in group["best"].items()} == {"A": "peewee", "D": "peewee", "gm": "peewee"}
+    assert group["contested"] == []
+    assert [row[-1] for row in detail(runs, "simple", "warm", "default").rows] == ["peewee"] * 3
+
+
+def test_a_busy_run_says_so_in_the_page_header() -> None:
+    busy = _synthetic(CLOSE, 0.30)
+    line = busy_line(busy)
+    assert line is not None and line.startswith("Busy run:")
+    header = render_html(busy).split("</header>")[0]
+    assert f'<p class="busy" id="busy"><strong>{line}</strong></p>' in header.replace("&#x27;", "'")
+    assert busy_line(_synthetic(CLEAR, 0.02)) is None and 'class="busy"' not in render_html(_synthetic(CLEAR, 0.02))
 
 
 # ---- in a real headless browser ----
@@ -291,3 +358,26 @@ def test_a_screenshot_is_not_blank(browser, page_file: Path, tmp_path: Path) -> 
         assert img.size[0] >= 1000
         colours = img.getcolors(maxcolors=1 << 20)
         assert colours is not None and len(colours) > 64, "the screenshot is (nearly) blank"
+
+
+def test_a_contested_column_is_marked_and_a_clear_lead_bold_in_the_browser(browser, tmp_path: Path) -> None:  # noqa: ANN001
+    close, clear = tmp_path / "close.html", tmp_path / "clear.html"
+    close.write_text(render_html(_synthetic(CLOSE, 0.30)), encoding="utf-8")
+    clear.write_text(render_html(_synthetic(CLEAR, 0.02)), encoding="utf-8")
+    _open(browser, close)
+    marked = [th.get_attribute("data-col") for th in browser.find_elements("css selector", "#detail th.contested")
+              if th.find_element("css selector", ".contested-mark").is_displayed()]
+    assert marked == ["A", "D", "gm"]
+    assert not browser.find_elements("css selector", "#detail td.best")  # nobody bold
+    assert browser.find_element("id", "busy").is_displayed()
+    assert "contested:" in browser.find_element("id", "leaders-legend").text
+    # sorting by a contested column keeps its mark
+    browser.find_element("css selector", '#detail th[data-col="A"]').click()
+    assert browser.find_element("css selector", '#detail th[data-col="A"]').get_attribute("aria-sort") == "descending"
+    assert browser.find_elements("css selector", '#detail th[data-col="A"] .contested-mark')
+    _open(browser, clear)
+    bold = {(v.find_element("xpath", "../..").get_attribute("data-arm"), v.value_of_css_property("font-weight"))
+            for v in browser.find_elements("css selector", "#detail td.best .v")}
+    assert bold == {("peewee", "700")} and len(browser.find_elements("css selector", "#detail td.best")) == 3
+    assert not browser.find_elements("css selector", "#detail th.contested, #busy")
+    assert _severe(browser) == []

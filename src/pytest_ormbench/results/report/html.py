@@ -8,10 +8,13 @@ tables' geometric means and notes), kept as numbers so that the page can sort, f
 - ``data(runs)``: the page's data, one JSON document: places (SQLite and each server reached directly), arms
   with their labels and colours, operations, models, and per (place, model, mode, table) group each arm's
   cell per operation (rows/s with the min–max of its rounds, instructions per row, statements per operation,
-  its deviations) and its geometric mean, and the group's notes as the Markdown tables write them;
-- ``render_html(runs)``: the page (deterministic: the same JSON gives the same bytes); the environment, the
-  footnotes and the tables the page does not rebuild (ORM overhead, peak memory, the latency sweeps, the
-  runs) are written as static HTML from the report's ``Table`` objects;
+  its deviations) and its geometric mean, which arm leads each column (``best``: op letter or "gm" -> arm) and
+  which columns are ``contested`` (the lead within the noise: bold nobody), both decided by the Markdown's own
+  ``tables.leader`` over all the group's arms, and the group's notes as the Markdown tables write them;
+- ``render_html(runs)``: the page (deterministic: the same JSON gives the same bytes); a busy run's line
+  (``tables.busy_line``) in its header, as the Markdown's; the environment, the footnotes and the tables the page
+  does not rebuild (ORM overhead, peak memory, the latency sweeps, the runs) are written as static HTML from the
+  report's ``Table`` objects;
 - ``write_html(runs, out)``.
 
 The template, style and script are plain files in ``html/`` beside this module.
@@ -36,7 +39,7 @@ from pytest_ormbench.results.report.format import db_title, fmt_count, fmt_rate,
 from pytest_ormbench.results.report.load import LoadedCell, Runs
 from pytest_ormbench.results.report.table import Table
 
-__all__ = ["data", "render_html", "write_html"]
+__all__ = ["data", "leads", "render_html", "write_html"]
 
 #: matplotlib's tab10 without its grey (the control arms' colour), as the PNG/SVG charts colour the families
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf"]
@@ -95,6 +98,36 @@ class _Notes:
         return out
 
 
+#: the page's gloss of its leaders: the filters do not move them (the rule's own words are ``T.CONTESTED_NOTE``)
+LEADERS_NOTE = ("Leaders are decided over all arms of the run, whichever arms the filter shows: with the leading arm "
+                "unchecked, its column bolds nobody.")
+#: the column id of a group's geometric mean (the others are operation letters)
+MEAN_COLUMN = "gm"
+
+
+def leads(runs: Runs, model: str, mode: str, table: str) -> tuple[dict[str, str], list[str]]:
+    """Per column of a group's rows/s table (each operation's letter, and ``MEAN_COLUMN``): the arm the Markdown's
+    Best names (``tables.leader`` among the arms other than the controls, the figures ``tables.figure_grid`` and
+    ``tables.object_means`` give), and the columns whose Best reads contested. As ``tables.ops_table``: with fewer
+    than two such arms there is no Best, so no column leads and none is contested."""
+    grid = T.figure_grid(runs, model, mode, table)
+    contenders = {arm: ops for arm, ops in grid.items() if arm not in CONTROL_ARMS}
+    if len(contenders) < 2:
+        return {}, []
+    columns: dict[str, dict[str, T.Figure]] = {
+        op.letter: {arm: ops[op.letter] for arm, ops in contenders.items() if op.letter in ops} for op in OPS}
+    columns[MEAN_COLUMN] = T.object_means(contenders)
+    best: dict[str, str] = {}
+    contested: list[str] = []
+    for column, figs in columns.items():
+        arm, clear = T.leader(runs, figs)
+        if arm is not None and clear:
+            best[column] = arm
+        elif arm is not None:
+            contested.append(column)
+    return best, contested
+
+
 def _group(runs: Runs, place: str, model: str, mode: str, table: str, arm_index: dict[str, int],
            notes: _Notes, deviations: _Notes, sources: dict[str, int]) -> dict[str, Any]:
     """One group's cells, geometric means and notes."""
@@ -145,7 +178,9 @@ def _group(runs: Runs, place: str, model: str, mode: str, table: str, arm_index:
     for extra in (T.instructions(runs, model, mode, table), T.statements(runs, model, mode, table)):
         if extra:
             below += extra.notes
+    best, contested = leads(runs, model, mode, table)
     return {"place": place, "model": model, "mode": mode, "table": table, "cells": cells, "means": means,
+            "best": {column: arm_index[arm] for column, arm in best.items()}, "contested": contested,
             "armDev": [[arm_index[arm], deviations.refs(sorted(arm_wide[arm]))]
                        for arm in sorted(arm_wide, key=arm_index.__getitem__) if arm_wide[arm]],
             "notes": notes.refs(below)}
@@ -226,6 +261,14 @@ def _script_json(doc: Any) -> str:
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
+def _contested_legend() -> str:
+    """The Markdown's contested note word for word (its floor is each table's own note), its first word drawn as the
+    marker the columns carry."""
+    note = T.CONTESTED_NOTE.format(floor="")
+    assert note.startswith(T.CONTESTED)
+    return f'<span class="contested-mark">{escape(T.CONTESTED)}</span>{escape(note[len(T.CONTESTED):])}'
+
+
 def render_html(runs: Runs) -> str:
     """The whole page; the same runs give the same bytes."""
     env = "".join(f"<li>{escape(line)}</li>" for line in T.environment(runs))
@@ -235,12 +278,14 @@ def render_html(runs: Runs) -> str:
             "Figures are rows per second (higher is better): rows one round handled over the median round time; "
             "the small figures under each are the slowest and the fastest round (the bars' whiskers). Every figure "
             "passed verification.")
+    busy = T.busy_line(runs)  # the Markdown header's quoted line, word for word
     fill = {"STYLE": _asset("style.css"), "SCRIPT": _asset("app.js"), "DATA": _script_json(data(runs)),
-            "LEAD": escape(lead), "ENVIRONMENT": env, "TABLES": _static_tables(runs),
-            "FOOTNOTES": foot or "<li>None.</li>"}
+            "LEAD": escape(lead), "BUSY": f'<p class="busy" id="busy"><strong>{escape(busy)}</strong></p>' if busy
+            else "",
+            "CONTESTED": _contested_legend(), "LEADERS": escape(LEADERS_NOTE),
+            "ENVIRONMENT": env, "TABLES": _static_tables(runs), "FOOTNOTES": foot or "<li>None.</li>"}
     # one pass: nothing filled in is searched for markers again
-    return re.sub(r"\{\{(STYLE|SCRIPT|DATA|LEAD|ENVIRONMENT|TABLES|FOOTNOTES)\}\}", lambda m: fill[m.group(1)],
-                  _asset("page.html"))
+    return re.sub(r"\{\{(%s)\}\}" % "|".join(fill), lambda m: fill[m.group(1)], _asset("page.html"))
 
 
 def write_html(runs: Runs, out: Path) -> str:

@@ -339,16 +339,20 @@
       var letters = D.ops.map(function (o) { return o.letter; }).filter(function (l) {
         return g.cells.some(function (c) { return c.op === l; });
       });
-      var best = {};  // op -> the fastest arm other than the control arms (the report's Best)
-      letters.forEach(function (l) {
-        g.cells.forEach(function (c) {
-          if (c.op === l && c.rate !== null && !D.arms[c.arm].control && (best[l] === undefined || c.rate > cell[best[l] + ":" + l].rate)) best[l] = c.arm;
-        });
-      });
-      var bestMean = null;
-      g.means.forEach(function (x) {
-        if (x.rate !== null && !D.arms[x.arm].control && (bestMean === null || x.rate > meanOf(g, bestMean).rate)) bestMean = x.arm;
-      });
+      // column (op letter or "gm") -> the arm the report's Best names: decided by the report over all the group's
+      // arms (its lead beyond the noise), never here; a contested column bolds nobody
+      var best = g.best, contested = new Set(g.contested);
+      var mark = function (th, col) {
+        if (!contested.has(col)) return th;
+        th.classList.add("contested");
+        th.appendChild(el("span", {"class": "contested-mark", text: "contested",
+          title: "the leader's lead over the runner-up is within the noise: no arm is named (see the legend above " +
+                 "and the notes under this table)"}));
+        return th;
+      };
+      var cls = function (col, i) {
+        return "num" + (best[col] === i ? " best" : "") + (contested.has(col) ? " contested" : "");
+      };
       var draw = function () {
         box.textContent = "";
         var title = placeTitle(g.place) + " — " + model(g.model).title + " — " + g.mode + ", " + g.table + " table";
@@ -363,8 +367,8 @@
         };
         arms = sortRows(arms, id, value);
         var head = el("tr", {}, [headerCell(id, "arm", "Arm", "", draw)]);
-        letters.forEach(function (l) { head.appendChild(headerCell(id, l, l + " " + op(l).title, op(l).object ? "" : "not an object operation: left out of the geometric mean", draw)); });
-        head.appendChild(headerCell(id, "gm", "Geometric mean", "over the object operations (A–F, I–K)", draw));
+        letters.forEach(function (l) { head.appendChild(mark(headerCell(id, l, l + " " + op(l).title, op(l).object ? "" : "not an object operation: left out of the geometric mean", draw), l)); });
+        head.appendChild(mark(headerCell(id, "gm", "Geometric mean", "over the object operations (A–F, I–K)", draw), "gm"));
         var body = el("tbody");
         arms.forEach(function (i) {
           var armDev = (g.armDev.find(function (x) { return x[0] === i; }) || [i, []])[1];
@@ -378,7 +382,7 @@
             if (c.dev.length) {
               v.appendChild(el("span", {"class": "dev", text: "†", title: c.dev.map(function (k) { return D.deviations[k]; }).join("\n")}));
             }
-            var td = el("td", {"class": "num" + (best[l] === i ? " best" : ""),
+            var td = el("td", {"class": cls(l, i),
                                title: D.sources[c.src] + (c.rounds ? ", " + c.rounds + " round(s)" : "")}, [v,
               c.lo !== null ? el("span", {"class": "s", text: fmtRate(c.lo) + "–" + fmtRate(c.hi)}) : null,
               c.stmts !== null ? el("span", {"class": "st", text: c.stmts + " st."}) : null,
@@ -387,7 +391,7 @@
           });
           var x = meanOf(g, i);
           tr.appendChild(!x || (x.rate === null && x.instrText === null) ? el("td", {"class": "none", text: "—"})
-            : el("td", {"class": "num" + (bestMean === i ? " best" : "")}, [
+            : el("td", {"class": cls("gm", i)}, [
                 el("span", {"class": "v", text: (x.text || "—") + (x.partial ? "¹" : "")}),
                 x.lo ? el("span", {"class": "s", text: fmtRate(x.lo) + "–" + fmtRate(x.hi)}) : null,
                 x.instrText !== null ? el("span", {"class": "in", text: x.instrText + " instr/row"}) : null]));
