@@ -141,3 +141,14 @@ def test_the_report_of_a_file_gives_each_figure_its_spread(tmp_path: Path) -> No
         path.write_text(json.dumps(doc))
         rows = {r[0]: r for r in detail(load([path]), "simple", "warm", "default").rows}
         assert rows["A Insert: Single"][-1] == best and all(c.endswith("±1%") for c in rows["A Insert: Single"][1:-1])
+
+
+def test_a_first_column_wider_than_the_terminal_wraps_instead_of_failing() -> None:
+    """A Runs table names its source files by path, and a path can be longer than the whole width."""
+    from pytest_ormbench.results.report.table import Table, text_table
+
+    long = "/dev/shm/ormbench-ci.XXXXXX/pytest-of-root/pytest-0/popen-gw1/" + "a-long-test-folder-name/" * 3 + "f.json"
+    t = Table("Runs", ["Run", "Cells", "Drift floor", "Probe"], [[long, "12", "7.3%", "100 / 107"]], notes=[])
+    out = text_table(t, 100)
+    assert all(len(line) <= 100 for line in out.splitlines()), out
+    assert "f.json" in out and "7.3%" in out

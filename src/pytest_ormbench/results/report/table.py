@@ -46,7 +46,10 @@ def text_table(t: Table, width: int | None = None) -> str:
     if width is None or sum(widths) + 2 * (len(widths) - 1) <= width:
         out = [*_fold([t.title], width), _block(t, list(range(len(t.header))), widths)]
         return "\n".join([*out, *_fold(t.notes, width)])
-    room = width - widths[0] - 2
+    # a first column wider than half the width (a long file path in the Runs table) wraps within its cell, so
+    # that every block keeps room for at least one more column
+    widths[0] = min(widths[0], max(width // 2, 12))
+    room = max(width - widths[0] - 2, 12)
     blocks: list[list[int]] = []
     for i in range(1, len(t.header)):
         need = min(widths[i], room) + 2
@@ -74,7 +77,7 @@ def _block(t: Table, cols: list[int], widths: list[int]) -> str:
     """The table's header, rule and rows in the columns ``cols``; a cell longer than its width wraps."""
 
     def lines(r: Sequence[str]) -> list[str]:
-        cells = [textwrap.wrap(str(r[i]), widths[i], break_on_hyphens=False) or [""] if len(str(r[i])) > widths[i]
+        cells = [textwrap.wrap(str(r[i]), max(widths[i], 1), break_on_hyphens=False) or [""] if len(str(r[i])) > widths[i]
                  else [str(r[i])] for i in cols]
         height = max(len(c) for c in cells)
         return ["  ".join((c[k] if k < len(c) else "").ljust(widths[i]) if i == 0 or i in t.text_columns
