@@ -15,6 +15,17 @@ from typing import Iterator
 
 import pytest
 
+# numpy (matplotlib's) refuses a second import in one process ("cannot load module more than once"), and an
+# inline pytester run drops from sys.modules what it imported: a test whose inline run writes charts would break
+# every later import of matplotlib in that worker. Imported here, before any inline run, it is never dropped.
+try:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot  # noqa: F401
+except ImportError:  # the [plot] extra is not installed: the chart tests skip
+    pass
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 #: the bench module users run, as it ships: its test checks the record each cell hands back
