@@ -19,7 +19,6 @@ Every round carries the machine's 1-minute load, read by the parent as the round
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections import Counter
 import tempfile
@@ -30,36 +29,15 @@ from typing import Any, Callable
 
 from pytest_ormbench.scheduling.config import RunConfig
 from pytest_ormbench.provision.servers import ServerProblem, Servers
-from pytest_ormbench.workload.spec import OPS_BY_LETTER
 from pytest_ormbench.workload.plan import Sizes
 from pytest_ormbench.scheduling.progress import Kind, Progress
 from pytest_ormbench.workload.cells import CellKey
 from pytest_ormbench.results.record import CellRecord
 from pytest_ormbench.arms.registry import CONTROL_ARM, ArmEntry
 from pytest_ormbench.measuring.runner import Cell
-from pytest_ormbench.results.stats import drift_floor, geometric_mean
+from pytest_ormbench.scheduling.probe import (LOADAVG, PROBE_CELLS, PROBE_ROUNDS, PROBE_SIZES, loadavg,  # noqa: F401
+                                              probe_facts, probe_figure)
 from pytest_ormbench.scheduling.workers import Worker, WorkerCrashed, child_env
-
-#: the drift probe: raw sqlite3, Test 1, one durable commit (B) and a read path (F), warm
-PROBE_CELLS: tuple[tuple[str, str], ...] = (("simple", "B"), ("simple", "F"))
-PROBE_ROUNDS = 5
-#: the probe's own sizes, whatever the run's: a fixed workload (B writes 10,000 rows in one commit, F does
-#: 2,000 gets), long enough (~0.1 s a round) that its own jitter stays below the drift it is there to see
-PROBE_SIZES = Sizes(iterations=1000, batch=10000)
-
-
-#: the per-round series of the machine's 1-minute load, beside the measures (read by the parent, not measured
-#: by the child: nothing compares or reports it as a figure of the arm's)
-LOADAVG = "loadavg_1min"
-
-
-def loadavg() -> float | None:
-    """The machine's 1-minute load now: a busy machine makes figures unreliable."""
-    try:
-        return round(os.getloadavg()[0], 2)
-    except (AttributeError, OSError):
-        return None
-
 
 class CellProblem(Exception):
     """A cell that produced no number: unsupported, skipped, failed or failed verification."""
@@ -337,35 +315,21 @@ class Scheduler:
                 self._progress.finish("probe", time.monotonic() - t0)
 
     def _probe_once(self, when: str) -> None:
-        figures = []
         try:
             if self._probe_worker is None or self._probe_worker.proc.poll() is not None:
                 self._probe_worker = self._fresh()
-            for model, op in PROBE_CELLS:
-                key = CellKey(CONTROL_ARM, model, op, "warm", "default")
-                build = self._cell(key, 1, False, sizes=PROBE_SIZES)
-                self._ask(self._probe_worker, key, {"cmd": "build", "cell": build.to_json()}, persistent=False)
-                run = self._cell(key, PROBE_ROUNDS, True, sizes=PROBE_SIZES)
-                reply = self._ask(self._probe_worker, key, {"cmd": "run", "cell": run.to_json()}, persistent=False)
-                figures.append(CellRecord.from_json(reply["record"]).rows_per_s)
+            worker = self._probe_worker
+            figure = probe_figure(
+                lambda key, rounds, warmup: self._cell(key, rounds, warmup, sizes=PROBE_SIZES),
+                lambda key, payload: self._ask(worker, key, payload, persistent=False))
         except CellProblem as exc:
             self.probe_notes.append(f"drift probe at {when} failed: {exc.message}")
             return
-        self.probes.append({"when": when, "rows_per_s": geometric_mean(figures), "loadavg_1min": loadavg()})
+        self.probes.append({"when": when, "rows_per_s": figure, "loadavg_1min": loadavg()})
 
     def run_facts(self) -> dict[str, Any]:
         """Run-level facts for the JSON's top-level ``ormbench`` key."""
-        figures = [p["rows_per_s"] for p in self.probes]
-        return {
-            "schedule": self.run.schedule_name,
-            "drift_floor": drift_floor(figures),
-            "probes": self.probes,
-            "probe": {"arm": CONTROL_ARM,
-                      "cells": [f"{m}-{OPS_BY_LETTER[o].name}-warm-default" for m, o in PROBE_CELLS],
-                      "rounds": PROBE_ROUNDS, "iterations": PROBE_SIZES.iterations, "batch": PROBE_SIZES.batch,
-                      "figure": "geometric mean of the cells' median rows/s"},
-            "notes": self.probe_notes,
-        }
+        return probe_facts(self.run.schedule_name, self.probes, self.probe_notes)
 
     def finish(self) -> None:
         """End of the run: the last probe of a back-to-back run (an interleaved one took it already)."""
