@@ -33,17 +33,23 @@ class ArmEntry:
     extra: str = ""
     #: for a control arm (raw driver, hand-written SQL): the one database it runs on and is the yardstick for
     control_for: str = ""
+    #: what the arm needs besides ``requires`` on one database: (database, modules, the pip extra that installs
+    #: them); e.g. Django on MariaDB needs mysqlclient (``MySQLdb``), a C build that is not in ``all``
+    requires_on: tuple[tuple[str, tuple[str, ...], str], ...] = ()
 
-    def missing(self) -> str | None:
-        """Why the arm cannot run here, or None."""
-        for mod in self.requires:
+    def missing(self, db: str | None = None) -> str | None:
+        """Why the arm cannot run here (on ``db``, when given), or None."""
+        needs = [(mod, self.extra) for mod in self.requires]
+        needs += [(mod, extra) for on, mods, extra in self.requires_on if on == db for mod in mods]
+        for mod, extra in needs:
             try:
                 found = importlib.util.find_spec(mod) is not None
             except (ImportError, ValueError):
                 found = False
             if not found:
-                hint = f" (pip install 'pytest-ormbench[{self.extra}]')" if self.extra else ""
-                return f"package {mod!r} is not installed{hint}"
+                hint = f" (pip install 'pytest-ormbench[{extra}]')" if extra else ""
+                return f"package {mod!r} is not installed{hint}" + (f", which it needs on {db}" if db and
+                                                                    mod not in self.requires else "")
         return None
 
 
@@ -52,6 +58,9 @@ CONTROL_ARM = "sqlite3"
 #: every control arm -> the database it is the yardstick for (hand-written SQL on the raw driver)
 CONTROL_ARMS = {CONTROL_ARM: "sqlite", "psycopg": "postgresql", "asyncpg": "postgresql", "mysqlclient": "mysql",
                 "asyncmy": "mysql"}
+
+#: the sync arms that use mysqlclient on MariaDB, as their ORMs document (its C build is the `mysql` extra)
+MYSQLCLIENT = (("mysql", ("MySQLdb",), "mysql"),)
 
 BUILTIN_ARMS: tuple[ArmEntry, ...] = (
     ArmEntry(CONTROL_ARM, "pytest_ormbench.suites.raw_sqlite3:RawSqlite3Arm", "raw sqlite3", control_for="sqlite"),
@@ -63,17 +72,21 @@ BUILTIN_ARMS: tuple[ArmEntry, ...] = (
              "mysql", control_for="mysql"),
     ArmEntry("asyncmy", "pytest_ormbench.suites.raw_asyncmy:RawAsyncmyArm", "raw asyncmy", ("asyncmy",), "mysql",
              control_for="mysql"),
-    ArmEntry("django", "pytest_ormbench.suites.django_arm:DjangoArm", "Django", ("django",), "django"),
+    ArmEntry("django", "pytest_ormbench.suites.django_arm:DjangoArm", "Django", ("django",), "django",
+             requires_on=MYSQLCLIENT),
     ArmEntry("peewee", "pytest_ormbench.suites.peewee_arm:PeeweeArm", "peewee", ("peewee",), "peewee"),
-    ArmEntry("sqlalchemy", "pytest_ormbench.suites.sqlalchemy_arm:SQLAlchemyArm", "SA ORM", ("sqlalchemy",), "sqlalchemy"),
+    ArmEntry("sqlalchemy", "pytest_ormbench.suites.sqlalchemy_arm:SQLAlchemyArm", "SA ORM", ("sqlalchemy",), "sqlalchemy",
+             requires_on=MYSQLCLIENT),
     ArmEntry("sqlalchemy_async", "pytest_ormbench.suites.sqlalchemy_async_arm:SQLAlchemyAsyncArm", "SA ORM async",
              ("sqlalchemy", "aiosqlite", "greenlet"), "sqlalchemy"),
-    ArmEntry("sqlobject", "pytest_ormbench.suites.sqlobject_arm:SQLObjectArm", "SQLObject", ("sqlobject",), "sqlobject"),
+    ArmEntry("sqlobject", "pytest_ormbench.suites.sqlobject_arm:SQLObjectArm", "SQLObject", ("sqlobject",), "sqlobject",
+             requires_on=MYSQLCLIENT),
     ArmEntry("tortoise", "pytest_ormbench.suites.tortoise_arm:TortoiseArm", "Tortoise ORM", ("tortoise", "aiosqlite"),
              "tortoise"),
     ArmEntry("piccolo", "pytest_ormbench.suites.piccolo_arm:PiccoloArm", "Piccolo", ("piccolo", "aiosqlite"), "piccolo"),
     ArmEntry("ormar", "pytest_ormbench.suites.ormar_arm:OrmarArm", "ormar", ("ormar", "aiosqlite"), "ormar"),
-    ArmEntry("sqlmodel", "pytest_ormbench.suites.sqlmodel_arm:SQLModelArm", "SQLModel", ("sqlmodel",), "sqlmodel"),
+    ArmEntry("sqlmodel", "pytest_ormbench.suites.sqlmodel_arm:SQLModelArm", "SQLModel", ("sqlmodel",), "sqlmodel",
+             requires_on=MYSQLCLIENT),
     ArmEntry("sqlmodel_async", "pytest_ormbench.suites.sqlmodel_async_arm:SQLModelAsyncArm", "SQLModel async",
              ("sqlmodel", "aiosqlite", "greenlet"), "sqlmodel"),
     ArmEntry("objectbox", "pytest_ormbench.suites.objectbox_arm:ObjectBoxArm", "ObjectBox", ("objectbox",), "objectbox"),

@@ -63,5 +63,5 @@ def asked_for(session: OrmbenchSession, key: CellKey, config: pytest.Config) -> 
     """Whether a skipped cell's skip hides work the user asked for: an arm named in ``--ormbench-arms``, or a server
     database (a skip there is a server that could not be had; the sqlite side's skips are missing packages)."""
     entry = all_arms(session.run.register).get(key.arm)
-    missing = entry is not None and entry.missing() is not None
+    missing = entry is not None and entry.missing(key.db) is not None
     return key.arm in _options.explicit_arms(config, session.run) if missing else key.db != "sqlite"

@@ -351,7 +351,7 @@ class Scheduler:
             return
         gathered: dict[CellKey, _Gathered] = {}
         for key in self.planned:
-            if not self.arms[key.arm].missing() and key not in gathered:
+            if not self.arms[key.arm].missing(key.db) and key not in gathered:
                 gathered[key] = self._run_one(key)
         self._gathered = gathered
         if self._executed and any(g.record is not None for g in gathered.values()):
@@ -363,7 +363,7 @@ class Scheduler:
     # -- the interleaved schedule ---------------------------------------------------------------------
     def _run_interleaved(self) -> dict[CellKey, _Gathered]:
         gathered: dict[CellKey, _Gathered] = {}
-        keys = [k for k in self.planned if not self.arms[k.arm].missing()]
+        keys = [k for k in self.planned if not self.arms[k.arm].missing(k.db)]
         started = time.monotonic()
         rounds, memory = self.run.rounds, self.run.memory
         arms = list(dict.fromkeys(self.unit(k) for k in keys))
@@ -451,7 +451,7 @@ class Scheduler:
                                          [self.kind(k) for k in self.planned for _ in range(per)], self.say,
                                          self.progress_interval, extra=[Kind("probe")] * probes)
             for k in self.planned:
-                if self.arms[k.arm].missing():
+                if self.arms[k.arm].missing(k.db):
                     self._progress.drop(MISSING, {self.kind(k): per})
             self._say_drops(self._progress)
         if self.timed and not self._executed:
@@ -475,7 +475,7 @@ class Scheduler:
 
     def outcome(self, key: CellKey) -> Outcome:
         """Run what the cell needs (under the chosen schedule) and say what it came to."""
-        missing = self.arms[key.arm].missing()
+        missing = self.arms[key.arm].missing(key.db)
         if missing:
             problem = CellProblem("skipped", f"{key.arm}: {missing}")
             self.not_run.append((key.id, "skipped", missing))
