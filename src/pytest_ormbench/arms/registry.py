@@ -36,6 +36,20 @@ class ArmEntry:
     #: what the arm needs besides ``requires`` on one database: (database, modules, the pip extra that installs
     #: them); e.g. Django on MariaDB needs mysqlclient (``MySQLdb``), a C build that is not in ``all``
     requires_on: tuple[tuple[str, tuple[str, ...], str], ...] = ()
+    #: "module:Class" of the arm's Test 4 (relational) class; empty: the arm has none yet (its Test 4 cells are
+    #: reported unsupported with that reason)
+    relational: str = ""
+
+    def target_for(self, model: str) -> str:
+        """The class that runs ``model``'s cells ("" where the arm has none)."""
+        return self.relational if model == "relational" else self.target
+
+    def relational_declarations(self) -> Any:
+        """The Test 4 declarations of the arm (strategies per shape, reasons), read without importing it."""
+        from pytest_ormbench.arms.relational import Declarations, load_declarations
+        if not self.relational:
+            return Declarations()
+        return load_declarations(self.relational.partition(":")[0], self.name)
 
     def missing(self, db: str | None = None) -> str | None:
         """Why the arm cannot run here (on ``db``, when given), or None."""
@@ -63,7 +77,8 @@ CONTROL_ARMS = {CONTROL_ARM: "sqlite", "psycopg": "postgresql", "asyncpg": "post
 MYSQLCLIENT = (("mysql", ("MySQLdb",), "mysql"),)
 
 BUILTIN_ARMS: tuple[ArmEntry, ...] = (
-    ArmEntry(CONTROL_ARM, "pytest_ormbench.suites.raw_sqlite3:RawSqlite3Arm", "raw sqlite3", control_for="sqlite"),
+    ArmEntry(CONTROL_ARM, "pytest_ormbench.suites.raw_sqlite3:RawSqlite3Arm", "raw sqlite3", control_for="sqlite",
+             relational="pytest_ormbench.suites.relational.raw_sqlite3:RawSqlite3Relational"),
     ArmEntry("psycopg", "pytest_ormbench.suites.raw_psycopg:RawPsycopgArm", "raw psycopg", ("psycopg",), "postgresql",
              control_for="postgresql"),
     ArmEntry("asyncpg", "pytest_ormbench.suites.raw_asyncpg:RawAsyncpgArm", "raw asyncpg", ("asyncpg",), "postgresql",

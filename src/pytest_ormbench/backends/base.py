@@ -6,7 +6,7 @@ import abc
 import os
 import shutil
 from pathlib import Path
-from typing import ClassVar, Mapping
+from typing import Any, ClassVar, Mapping, Sequence
 
 from pytest_ormbench.workload.spec import Settings
 from pytest_ormbench.workload.statements import StatementCounter
@@ -106,3 +106,13 @@ class Database(abc.ABC):
     def describe(self) -> dict[str, str]:
         """Facts about the engine worth recording per cell (its version, say)."""
         return {}
+
+    # -- whole tables, through the harness's own connection (Test 4: the same rows for every arm) ----------
+    def read_tables(self, location: Path, tables: Mapping[str, Sequence[str]]) -> dict[str, list[tuple[Any, ...]]]:
+        """Every row of each table (its columns in the order given), read past the arm: what is committed."""
+        raise NotImplementedError(f"{self.name}: reading tables through the harness is not implemented")
+
+    def fill_tables(self, location: Path, rows: Mapping[str, tuple[Sequence[str], Sequence[Sequence[Any]]]]) -> None:
+        """Write each table's rows (table -> (columns, rows), in the order given, parents first) into the empty
+        tables an arm created, in one transaction, and set each id sequence past the highest id written."""
+        raise NotImplementedError(f"{self.name}: filling tables through the harness is not implemented")

@@ -328,6 +328,27 @@ class MysqlDatabase(ServerDatabase):
                                                             conn=conn)}
         return Snapshot(rows, links)
 
+    def read_tables(self, location: ServerLocation, tables: Any) -> dict[str, list[tuple[Any, ...]]]:
+        conn = self._conn(location)
+        return {t: [tuple(r) for r in self._run(f"SELECT {', '.join(_ident(c) for c in cols)} FROM {_ident(t)}",
+                                                conn=conn)]
+                for t, cols in tables.items()}
+
+    def fill_tables(self, location: ServerLocation, rows: Any) -> None:
+        """Multi-row INSERTs of each table's rows in one transaction (InnoDB moves AUTO_INCREMENT past them)."""
+        conn = self._conn(location)
+        conn.begin()
+        try:
+            with conn.cursor() as cur:
+                for table, (cols, data) in rows.items():
+                    marks = ", ".join("%s" for _ in cols)
+                    cur.executemany(f"INSERT INTO {_ident(table)} ({', '.join(_ident(c) for c in cols)}) "
+                                    f"VALUES ({marks})", list(data))
+            conn.commit()
+        except BaseException:
+            conn.rollback()
+            raise
+
     def column_types(self, location: ServerLocation) -> dict[str, str]:
         """``table.column`` -> the SQL type the arm's ORM created (MariaDB's JSON is LONGTEXT with a json_valid check)."""
         rows = self._run("SELECT c.TABLE_NAME, c.COLUMN_NAME, c.COLUMN_TYPE, "

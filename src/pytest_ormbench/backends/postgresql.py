@@ -252,6 +252,24 @@ class PostgresDatabase(ServerDatabase):
             links = {(int(x), int(y)) for x, y in conn.execute(f"SELECT {_ident(a)}, {_ident(b)} FROM {_ident(table)}")}
         return Snapshot(rows, links)
 
+    def read_tables(self, location: ServerLocation, tables: Any) -> dict[str, list[tuple[Any, ...]]]:
+        conn = self._conn(location)
+        return {t: [tuple(r) for r in conn.execute(f"SELECT {', '.join(_ident(c) for c in cols)} FROM {_ident(t)}")]
+                for t, cols in tables.items()}
+
+    def fill_tables(self, location: ServerLocation, rows: Any) -> None:
+        """COPY each table's rows in (one transaction), then each id sequence set past the highest id."""
+        conn = self._conn(location)
+        with conn.transaction():
+            for table, (cols, data) in rows.items():
+                with conn.cursor().copy(f"COPY {_ident(table)} ({', '.join(_ident(c) for c in cols)}) FROM STDIN") as copy:
+                    for row in data:
+                        copy.write_row(row)
+            for table, (cols, _data) in rows.items():
+                if "id" in cols:
+                    conn.execute(f"SELECT setval(s, (SELECT coalesce(max(id), 0) + 1 FROM {_ident(table)}), false) "
+                                 f"FROM pg_get_serial_sequence(%s, 'id') AS s WHERE s IS NOT NULL", (table,))
+
     def column_types(self, location: ServerLocation) -> dict[str, str]:
         """``table.column`` -> the SQL type the arm's ORM created (recorded: how each ORM maps JSON and decimals)."""
         rows = self._conn(location).execute(

@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from pytest_ormbench.workload.spec import MODELS, Settings, Unsupported
+from pytest_ormbench.workload.spec import ALL_MODELS, RELATIONAL, Settings, Unsupported
 from pytest_ormbench.arms.contract import Arm
 from pytest_ormbench.backends import Database, database_for
 from pytest_ormbench.workload.statements import StatementCounter
 from pytest_ormbench.measuring.callgrind import Callgrind
 from pytest_ormbench.workload.plan import CellPlan, Sizes, State, make_plan
+from pytest_ormbench.workload.relational import RelationalSizes, ShapePlan, make_shape_plan
+from pytest_ormbench.measuring import relational
 from pytest_ormbench.arms.registry import import_arm
 from pytest_ormbench.measuring.verify import (VerificationError, check_pragmas, check_state, check_statements,
     verify)
@@ -74,6 +76,8 @@ class Cell:
     db: str = "sqlite"
     #: a latency sweep's round-trip time (ms) between the arm and its server; None: direct
     rtt_ms: float | None = None
+    #: a Test 4 shape's loading strategy (as the arm names it); None: the shape has no strategy axis
+    strategy: str | None = None
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> "Cell":
@@ -84,6 +88,7 @@ class Cell:
             rounds=int(d.get("rounds", 1)), warmup=bool(d.get("warmup", False)),
             memory=bool(d.get("memory", False)), statements=bool(d.get("statements", False)),
             db=str(d.get("db") or "sqlite"), rtt_ms=None if d.get("rtt_ms") is None else float(d["rtt_ms"]),
+            strategy=d.get("strategy"),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -93,7 +98,7 @@ class Cell:
             "settings": self.settings.to_json(), "templates_dir": str(self.templates_dir),
             "work_dir": str(self.work_dir), "rounds": self.rounds, "warmup": self.warmup,
             "memory": self.memory, "statements": self.statements, "db": self.db,
-            "rtt_ms": self.rtt_ms,
+            "rtt_ms": self.rtt_ms, "strategy": self.strategy,
         }
 
 
@@ -222,32 +227,33 @@ def _held_gc(discipline: str) -> Callable[[], None]:
     return gc.unfreeze
 
 
-def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False, counters: Counters | None = None,
-              discipline: str | None = None, database: Database | None = None) -> RoundResult:
-    """Prepare, run the op once (timed), then verify it. Raises on a failed check.
+@dataclass
+class Timed:
+    """What one call of an op under the clock gave: its time, its result and what the counters counted."""
 
-    With ``memory`` the op runs under tracemalloc instead (slower: never a timed round)
-    and the facts carry the peak it allocated. ``counters`` count statements or
-    instructions between the two clock reads.
-    """
+    seconds: float
+    result: Any
+    statements: dict[str, int] | None = None
+    instructions: int | None = None
+    memory_peak: int | None = None
+    gc_collections: int = 0
+
+
+def timed_call(arm: Arm, method: Callable[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any] | None = None,
+               memory: bool = False, counters: Counters | None = None, discipline: str | None = None) -> Timed:
+    """``method(*args, **kwargs)`` between two clock reads (driven on the process loop for an async arm), with
+    the collector held in ``discipline`` and the counters around it. With ``memory`` it runs under tracemalloc
+    instead (slower: never a timed round) and the peak it allocated comes back."""
     discipline = discipline or GC_DISCIPLINE
     counters = counters or Counters()
-    database = database or database_for(type(arm))
-    # Everything that touches files or the whole heap happens before preparation, which then warms the
-    # caches the op needs; between preparation and the clock only the collector's state changes. (The
-    # commit counter read here also counts any commit preparation made, so such a commit fails the check.)
-    before = database.commits(db)
-    if discipline == "prep-collect" or memory:
-        gc.collect()
-    args, objs = prepare_inputs(arm, plan)
-    method = getattr(arm, plan.op.name)
+    kwargs = kwargs or {}
     statements, callgrind = counters.statements, counters.callgrind
     peak = instructions = counted = None
     watch = _GcWatch()
     undo = _held_gc("none" if memory else discipline)
     gc.callbacks.append(watch)
     try:
-        coro = method(*args) if arm.is_async else None
+        coro = method(*args, **kwargs) if arm.is_async else None
         if memory:
             tracemalloc.start()
         if statements is not None:
@@ -261,7 +267,7 @@ def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False, counters
             t1 = clock()
         else:
             t0 = clock()
-            result = method(*args)
+            result = method(*args, **kwargs)
             t1 = clock()
         if callgrind is not None:
             instructions = callgrind.stop()
@@ -273,27 +279,111 @@ def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False, counters
     finally:
         gc.callbacks.remove(watch)
         undo()
-    after = database.commits(db)
-    commits = after - before if before is not None and after is not None else None
+    return Timed(t1 - t0, result, counted, instructions, peak, watch.collections)
+
+
+def check_after_op(arm: Arm, database: Database, db: Path) -> int | None:
+    """What every op must leave: no transaction open, one connection; the arm's handles counted."""
     handles = database.connections(db)
     if database.open_transactions(db):
         raise VerificationError("the arm's connection is still inside a transaction after the op: a write in it "
                                 "would be neither committed nor counted")
-    snap = arm.snapshot()
+    return handles
+
+
+def check_connections(arm: Arm, database: Database, db: Path, handles: int | None) -> dict[str, Any]:
+    """After the harness's read-back: one connection, the durability read back; the facts to record."""
     database.settle(db, handles)
     if handles is not None and handles > 1:
         raise VerificationError(f"{handles} connections are open on the database; every arm must use one")
-    facts = verify(arm, plan, result, objs, snap, commits)
-    if counted is not None:
-        check_statements(plan, counted)
     pragmas = drive(arm.pragmas())
     check_pragmas(pragmas, expected_durability(arm, database))
-    facts.update(pragmas=pragmas, connections=handles)
-    facts.update(arm.op_facts())
-    if peak is not None:
-        facts["memory_peak_bytes"] = peak
-    return RoundResult(t1 - t0, facts, statements=counted, instructions=instructions,
-                       gc_collections=watch.collections)
+    return {"pragmas": pragmas, "connections": handles, **arm.op_facts()}
+
+
+def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False, counters: Counters | None = None,
+              discipline: str | None = None, database: Database | None = None) -> RoundResult:
+    """Prepare, run the op once (timed), then verify it. Raises on a failed check.
+
+    With ``memory`` the op runs under tracemalloc instead (slower: never a timed round)
+    and the facts carry the peak it allocated. ``counters`` count statements or
+    instructions between the two clock reads.
+    """
+    discipline = discipline or GC_DISCIPLINE
+    database = database or database_for(type(arm))
+    # Everything that touches files or the whole heap happens before preparation, which then warms the
+    # caches the op needs; between preparation and the clock only the collector's state changes. (The
+    # commit counter read here also counts any commit preparation made, so such a commit fails the check.)
+    before = database.commits(db)
+    if discipline == "prep-collect" or memory:
+        gc.collect()
+    args, objs = prepare_inputs(arm, plan)
+    timed = timed_call(arm, getattr(arm, plan.op.name), args, memory=memory, counters=counters, discipline=discipline)
+    after = database.commits(db)
+    commits = after - before if before is not None and after is not None else None
+    handles = check_after_op(arm, database, db)
+    snap = arm.snapshot()
+    facts = verify(arm, plan, timed.result, objs, snap, commits)
+    facts.update(check_connections(arm, database, db, handles))
+    if timed.statements is not None:
+        check_statements(plan, timed.statements)
+    if timed.memory_peak is not None:
+        facts["memory_peak_bytes"] = timed.memory_peak
+    return RoundResult(timed.seconds, facts, statements=timed.statements, instructions=timed.instructions,
+                       gc_collections=timed.gc_collections)
+
+
+def run_shape_round(arm: Arm, plan: ShapePlan, strategy: str | None, db: Path, memory: bool = False,
+                    counters: Counters | None = None, discipline: str | None = None,
+                    database: Database | None = None) -> RoundResult:
+    """One round of a Test 4 shape: its inputs prepared, the arm's shape method timed, then verified."""
+    discipline = discipline or GC_DISCIPLINE
+    database = database or database_for(type(arm))
+    before = database.commits(db)
+    if discipline == "prep-collect" or memory:
+        gc.collect()
+    args, kwargs = relational.call_args(plan, strategy)
+    rss_before = reset_peak_rss() if memory else None
+    timed = timed_call(arm, getattr(arm, plan.shape.name), args, kwargs, memory=memory, counters=counters,
+                       discipline=discipline)
+    after = database.commits(db)
+    commits = after - before if before is not None and after is not None else None
+    handles = check_after_op(arm, database, db)
+    facts = relational.verify_round(arm, plan, timed.result, database, db, commits)
+    facts.update(check_connections(arm, database, db, handles))
+    if timed.statements is not None:
+        relational.check_selects(plan, timed.statements)
+    if timed.memory_peak is not None:
+        facts["memory_peak_bytes"] = timed.memory_peak
+        rss_peak = peak_rss()
+        if rss_before is not None and rss_peak is not None:
+            facts["rss_peak_growth_bytes"] = max(0, rss_peak - rss_before)
+    return RoundResult(timed.seconds, facts, statements=timed.statements, instructions=timed.instructions,
+                       gc_collections=timed.gc_collections)
+
+
+def peak_rss() -> int | None:
+    """The process's peak resident set since the last reset (Linux ``VmHWM``), in bytes; None elsewhere."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        return None
+    return None
+
+
+def reset_peak_rss() -> int | None:
+    """Reset the peak resident set to what the process holds now (Linux: ``5`` into ``clear_refs``) and return
+    it, so that the next :func:`peak_rss` is what the op alone grew to (drivers buffer rows in C, which
+    tracemalloc does not see); None where the kernel does not allow it."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:
+        return None
+    return peak_rss()
 
 
 def counters_for(cell: Cell, database: Database) -> Counters:
@@ -309,19 +399,50 @@ def counters_for(cell: Cell, database: Database) -> Counters:
     return counters
 
 
-def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) -> tuple[list[RoundResult], Counters]:
-    """Run a cell's rounds in this process (one round per process in cold mode)."""
-    arm_cls = import_arm(cell.target)
-    model = MODELS[cell.model]
+@dataclass
+class CellWork:
+    """What a cell runs, whichever test it belongs to: how to build its starting state and run one round."""
+
+    build: Callable[[], Path]
+    round: Callable[..., RoundResult]
+
+
+def cell_work(cell: Cell, arm_cls: type[Arm]) -> CellWork:
+    """The cell's work (Tests 1-3: an op on a model; Test 4: a shape, maybe with a strategy); raises
+    :class:`Unsupported` with the arm's reason for a cell it does not run."""
+    if cell.model == RELATIONAL.name:
+        shape_plan = shape_plan_of(cell)
+        reason = arm_cls.unsupported_reason(shape_plan.shape, cell.strategy)  # type: ignore[attr-defined]
+        if reason:
+            raise Unsupported(reason)
+        return CellWork(
+            lambda: relational.ensure_relational_template(arm_cls, shape_plan.sizes, cell.settings, cell.templates_dir,
+                                                          cell.db, drive, expected_durability),
+            lambda arm, db, **kw: run_shape_round(arm, shape_plan, cell.strategy, db, **kw))
     plan = make_plan(cell.model, cell.op, cell.table, cell.sizes)
     reason = arm_cls.unsupported.get(plan.op.name)
     if reason:
         raise Unsupported(reason)
+    return CellWork(lambda: ensure_template(arm_cls, plan.state, cell.settings, cell.templates_dir, cell.db),
+                    lambda arm, db, **kw: run_round(arm, plan, db, **kw))
+
+
+def shape_plan_of(cell: Cell) -> ShapePlan:
+    """A Test 4 cell's plan: its shape on data scaled by ``--ormbench-iterations``."""
+    from pytest_ormbench.workload.relational import SHAPES_BY_CODE
+    return make_shape_plan(SHAPES_BY_CODE[cell.op].name, RelationalSizes.from_iterations(cell.sizes.iterations))
+
+
+def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) -> tuple[list[RoundResult], Counters]:
+    """Run a cell's rounds in this process (one round per process in cold mode)."""
+    arm_cls = import_arm(cell.target)
+    model = ALL_MODELS[cell.model]
+    work = cell_work(cell, arm_cls)
     event_loop()
     database = database_for(arm_cls, cell.db)
     if cell.db != "sqlite":
         database.rtt_ms = cell.rtt_ms  # type: ignore[attr-defined]  # the proxy the arm's location points at
-    template = ensure_template(arm_cls, plan.state, cell.settings, cell.templates_dir, cell.db)
+    template = work.build()
     counters = counters_for(cell, database)  # before the arm connects: the trace goes on at connect time
     cell.work_dir.mkdir(parents=True, exist_ok=True)
     db = database.location(cell.work_dir, f"{cell.arm}-{uuid.uuid4().hex[:8]}")
@@ -333,19 +454,21 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
     results: list[RoundResult] = []
     try:
         if cell.warmup:
-            run_round(arm, plan, db, database=database)  # the warm-up: verified, its time discarded
+            work.round(arm, db, database=database)  # the warm-up: verified, its time discarded
             drive(arm.restore(template))
         for r in range(cell.rounds):
             if r:
                 drive(arm.restore(template))
-            res = run_round(arm, plan, db, counters=counters, database=database)
+            res = work.round(arm, db, counters=counters, database=database)
             results.append(res)
             if on_round:
                 on_round(res)
         if cell.memory:
             drive(arm.restore(template))
-            mem = run_round(arm, plan, db, memory=True, database=database)
-            results[-1].facts["memory_peak_bytes"] = mem.facts["memory_peak_bytes"]
+            mem = work.round(arm, db, memory=True, database=database)
+            for fact in ("memory_peak_bytes", "rss_peak_growth_bytes"):
+                if fact in mem.facts:
+                    results[-1].facts[fact] = mem.facts[fact]
         if column_types and results:
             results[-1].facts["column_types"] = column_types
     finally:
@@ -356,9 +479,4 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
 
 def build_templates(cell: Cell) -> str:
     """Build the cell's starting state in this process (so a cold child need not)."""
-    arm_cls = import_arm(cell.target)
-    plan = make_plan(cell.model, cell.op, cell.table, cell.sizes)
-    reason = arm_cls.unsupported.get(plan.op.name)
-    if reason:
-        raise Unsupported(reason)
-    return str(ensure_template(arm_cls, plan.state, cell.settings, cell.templates_dir, cell.db))
+    return str(cell_work(cell, import_arm(cell.target)).build())

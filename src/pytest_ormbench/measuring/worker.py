@@ -43,7 +43,7 @@ def describe_environment(arm_cls: type, model: str, settings: Any, db: str = "sq
     """Versions and declarations of the arm, read inside the measuring process."""
     import importlib.metadata
 
-    from pytest_ormbench.workload.spec import MODELS
+    from pytest_ormbench.workload.spec import ALL_MODELS
     from pytest_ormbench.backends import database_for
     from pytest_ormbench.results.record import Environment
 
@@ -54,7 +54,7 @@ def describe_environment(arm_cls: type, model: str, settings: Any, db: str = "sq
         except importlib.metadata.PackageNotFoundError:
             versions[dist] = "unknown"
     database = database_for(arm_cls, db)
-    arm_info = arm_cls(MODELS[model], settings).describe()
+    arm_info = arm_cls(ALL_MODELS[model], settings).describe()
     if db != "sqlite":
         arm_info = {**arm_info, **database.describe()}
     arm_info = {**arm_info, **_provenance(tuple(versions.items()))}
@@ -97,7 +97,7 @@ def measure(cell: "Cell") -> "CellRecord":
     from pytest_ormbench.workload.cells import CellKey
     from pytest_ormbench.results.record import CellRecord, Facts, applicable_deviations
     from pytest_ormbench.arms.registry import import_arm
-    from pytest_ormbench.measuring.runner import run_cell
+    from pytest_ormbench.measuring.runner import run_cell, shape_plan_of
 
     rounds, counters = run_cell(cell)
     measures: dict[str, list[float]] = {WALL: [r.seconds for r in rounds],
@@ -107,16 +107,30 @@ def measure(cell: "Cell") -> "CellRecord":
             raise RuntimeError("a round ran under callgrind but brought back no instruction count")
         measures[INSTRUCTIONS] = [float(r.instructions) for r in rounds]  # type: ignore[arg-type]
     arm_cls = import_arm(cell.target)
-    plan = make_plan(cell.model, cell.op, cell.table, cell.sizes)
-    key = CellKey(cell.arm, cell.model, cell.op, cell.mode, cell.table, cell.db, cell.rtt_ms)
+    key = CellKey(cell.arm, cell.model, cell.op, cell.mode, cell.table, cell.db, cell.rtt_ms, cell.strategy)
+    deviations = applicable_deviations(arm_cls.deviations, key)
+    if key.relational:
+        shape_plan = shape_plan_of(cell)
+        rows, start_rows = shape_plan.repetitions, sum(len(r) for r in shape_plan.data.rows.values())
+        name = shape_plan.shape.name
+        if name in getattr(arm_cls, "shape_notes", {}):
+            deviations[name] = arm_cls.shape_notes[name]
+        if rounds:
+            if cell.strategy is not None:
+                rounds[-1].facts["strategy_kind"] = arm_cls.strategies[name][cell.strategy]
+            if name == "delete_cascade":
+                rounds[-1].facts["cascade"] = arm_cls.cascade
+    else:
+        plan = make_plan(cell.model, cell.op, cell.table, cell.sizes)
+        rows, start_rows = plan.rows, plan.state.count
     return CellRecord(
-        key=key, rows=plan.rows, start_rows=plan.state.count,
+        key=key, rows=rows, start_rows=start_rows,
         iterations=cell.sizes.iterations, batch=cell.sizes.batch,
         settings=cell.settings.to_json(),
         env=describe_environment(arm_cls, cell.model, cell.settings, cell.db),
         facts=Facts.from_round(rounds[-1].facts),
         measures=measures,
-        deviations=applicable_deviations(arm_cls.deviations, key),
+        deviations=deviations,
         slots=[None] * len(rounds),
         worker_pids=[os.getpid()] * (1 if rounds else 0),
         statements=[r.statements for r in rounds if r.statements is not None],

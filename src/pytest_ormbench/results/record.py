@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping, Sequence
 
-from pytest_ormbench.workload.spec import MODELS, OPS_BY_LETTER, OPS_BY_NAME, Op
+from pytest_ormbench.workload.spec import ALL_MODELS, OPS_BY_LETTER, OPS_BY_NAME, Op
 from pytest_ormbench.results.stats import median, rows_per_second
 
 from pytest_ormbench.workload.cells import CellKey, DEFAULT_DB, RecordError, SERVER_DBS, format_rtt
@@ -173,7 +173,7 @@ class CellRecord:
             "driver": self.env.driver,
             "is_async": self.env.is_async,
             "model": self.key.model,
-            "test": MODELS[self.key.model].test,
+            "test": ALL_MODELS[self.key.model].test,
             "op": op.letter,
             "op_name": op.name,
             "op_title": op.title,
@@ -182,6 +182,7 @@ class CellRecord:
             "table": self.key.table,
             "db": self.key.db,
             "rtt_ms": self.key.rtt_ms,
+            "strategy": self.key.strategy,
             "rows": self.rows,
             "start_rows": self.start_rows,
             "rounds": self.rounds,

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from pytest_ormbench.workload.spec import MODELS, OPS_BY_LETTER, OPS_BY_NAME, Op
+from pytest_ormbench.workload.relational import SHAPES_BY_CODE, SHAPES_BY_NAME, Shape
+from pytest_ormbench.workload.spec import ALL_MODELS, OPS_BY_LETTER, OPS_BY_NAME, RELATIONAL, Op
 
 
 class RecordError(ValueError):
@@ -29,7 +30,9 @@ def format_rtt(rtt_ms: float) -> str:
 
 @dataclass(frozen=True, order=True)
 class CellKey:
-    """Which cell: arm x model x operation x mode x table x database (x RTT). ``op`` is the letter (A-K)."""
+    """Which cell: arm x model x operation (x strategy) x mode x table x database (x RTT). ``op`` is the letter
+    (A-K) of Tests 1-3, or the code (R1-R19) of a Test 4 shape; ``strategy`` is the loading strategy of a Test 4
+    shape that has the axis (as the arm names it: ``selectin``, ``prefetch_related``, ``lazy``), else None."""
 
     arm: str
     model: str
@@ -40,10 +43,22 @@ class CellKey:
     db: str = DEFAULT_DB
     #: a server database reached through the latency proxy at this round-trip time (ms); None: directly
     rtt_ms: float | None = None
+    strategy: str | None = None
 
     @property
-    def operation(self) -> Op:
-        return OPS_BY_LETTER[self.op]
+    def operation(self) -> Op | Shape:
+        return SHAPES_BY_CODE[self.op] if self.model == RELATIONAL.name else OPS_BY_LETTER[self.op]
+
+    @property
+    def relational(self) -> bool:
+        """A Test 4 cell (a shape of the relational workload)."""
+        return self.model == RELATIONAL.name
+
+    @property
+    def op_id(self) -> str:
+        """The operation as ids show it: ``get``; a shape with its strategy: ``users_posts.selectin``."""
+        name = self.operation.name
+        return f"{name}.{self.strategy}" if self.strategy else name
 
     @property
     def id(self) -> str:
@@ -53,7 +68,7 @@ class CellKey:
         (``...-postgresql-rtt5``); SQLite cells keep the ids they had before the database axis, so that
         earlier results and baselines still match.
         """
-        base = f"{self.arm}-{self.model}-{self.operation.name}-{self.mode}-{self.table}"
+        base = f"{self.arm}-{self.model}-{self.op_id}-{self.mode}-{self.table}"
         if self.db != DEFAULT_DB:
             base += f"-{self.db}"
         if self.rtt_ms is not None:
@@ -66,10 +81,12 @@ class CellKey:
         ``db`` (absent in files from before the database axis: SQLite) and ``rtt_ms``."""
         try:
             key = cls(str(info["arm"]), str(info["model"]), str(info["op"]), str(info["mode"]), str(info["table"]),
-                      str(info.get("db") or DEFAULT_DB), None if info.get("rtt_ms") is None else float(info["rtt_ms"]))
+                      str(info.get("db") or DEFAULT_DB), None if info.get("rtt_ms") is None else float(info["rtt_ms"]),
+                      None if info.get("strategy") is None else str(info["strategy"]))
         except (KeyError, TypeError, ValueError) as exc:
             raise RecordError(f"not a pytest-ormbench cell ({type(exc).__name__}: {exc})") from None
-        if key.op not in OPS_BY_LETTER or key.model not in MODELS:
+        ops = SHAPES_BY_CODE if key.model == RELATIONAL.name else OPS_BY_LETTER
+        if key.op not in ops or key.model not in ALL_MODELS:
             raise RecordError(f"not a pytest-ormbench cell: op {key.op!r}, model {key.model!r}")
         return key
 
@@ -88,10 +105,14 @@ class CellKey:
         if last in SERVER_DBS:
             cell_id, db = head, last
         parts = cell_id.rsplit("-", 4)
-        if len(parts) != 5 or parts[2] not in OPS_BY_NAME or parts[1] not in MODELS:
+        if len(parts) != 5 or parts[1] not in ALL_MODELS:
             raise RecordError(f"not a pytest-ormbench cell id: {cell_id!r}")
         arm, model, op_name, mode, table = parts
-        return cls(arm, model, OPS_BY_NAME[op_name].letter, mode, table, db, rtt)
+        op_name, _, strategy = op_name.partition(".")
+        ops = SHAPES_BY_NAME if model == RELATIONAL.name else OPS_BY_NAME
+        if op_name not in ops or (strategy and model != RELATIONAL.name):
+            raise RecordError(f"not a pytest-ormbench cell id: {cell_id!r}")
+        return cls(arm, model, ops[op_name].letter, mode, table, db, rtt, strategy or None)
 
     @property
     def place(self) -> str:
@@ -105,5 +126,7 @@ class CellKey:
             base += (self.db,)
         if self.rtt_ms is not None:
             base += (self.rtt_ms,)
+        if self.strategy is not None:
+            base += (self.strategy,)
         return base
 

@@ -122,6 +122,13 @@ MODELS: dict[str, ModelSpec] = {
     "wide": ModelSpec("wide", 3, "Test 3: wide model", _BASE + _wide_fields()),
 }
 
+#: Test 4, the relational workload (``workload.relational``): six tables instead of one model's fields, and its
+#: own operations (the shapes). Not in :data:`MODELS`, which holds the reference suite's Tests 1-3 that every
+#: Tests 1-3 arm builds a table for; :data:`ALL_MODELS` holds the four.
+RELATIONAL = ModelSpec("relational", 4, "Test 4: relations (organizations, users, posts, comments, tags)", (),
+                       relations=True)
+ALL_MODELS: dict[str, ModelSpec] = {**MODELS, RELATIONAL.name: RELATIONAL}
+
 # --------------------------------------------------------------------------
 # Operations
 # --------------------------------------------------------------------------
