@@ -1,4 +1,6 @@
-"""Run Test 4 cells of one arm on SQLite in this process (a developer's check before the plugin runs them)."""
+"""Run Test 4 cells of one arm on SQLite in this process: a developer's check of a relational arm before the
+plugin runs it (usage: python experiments/relational_smoke.py module:Class [shape ...]).
+"""
 import sys, tempfile, time
 from pathlib import Path
 from pytest_ormbench.measuring.runner import Cell, run_cell
