@@ -36,6 +36,7 @@ from pytest_ormbench.plugin.summary import finish, load_baseline, terminal_summa
 from pytest_ormbench.workload.cells import CellKey, RecordError
 from pytest_ormbench.results.record import CellRecord, fold_environments
 from pytest_ormbench.arms.registry import CONTROL_ARMS, all_arms
+from pytest_ormbench.scheduling.matrix import run_cells
 
 XDIST_BENCHMARK_WARNING = "Benchmarks are automatically disabled because xdist"
 
@@ -96,12 +97,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "ormbench_cell" not in metafunc.fixturenames:
         return
     run = metafunc.config.stash[SESSION_KEY].run
-    keys = [
-        CellKey(arm, model, op, mode, table, db, rtt)
-        for db in run.dbs for arm in run.arms if CONTROL_ARMS.get(arm, db) == db
-        for model in run.models for op in run.ops for mode in run.modes for table in run.tables
-        for rtt in (run.rtts if run.rtts and db != "sqlite" else (None,))
-    ]
+    keys = run_cells(run, all_arms(run.register))
     metafunc.parametrize("ormbench_cell", keys, ids=[k.id for k in keys], indirect=True)
 
 

@@ -54,8 +54,12 @@ OPTIONS: tuple[Option, ...] = (
            + "; ".join(f"{p.name}, {p.about} ({p.describe()})" for p in PRESETS.values())
            + "; options given as well override it", metavar="NAME"),
     Option("arms", "all", "arms to run, comma-separated registry names, or 'all'"),
-    Option("models", "simple,fk,wide", "models: simple, fk, wide (the reference's Tests 1, 2, 3)"),
-    Option("ops", "all", "operations: letters A-K or names (insert_single, ...), comma-separated, or 'all'"),
+    Option("models", "simple,fk,wide", "models: simple, fk, wide (the reference's Tests 1, 2, 3) and relational "
+           "(Test 4: organizations, users, posts, comments, tags), or 'all'"),
+    Option("ops", "all", "Tests 1-3's operations: letters A-K or names (insert_single, ...), comma-separated, or 'all'"),
+    Option("shapes", "all", "Test 4's shapes: names (users_posts, ...) or codes R1-R19, comma-separated, or 'all'"),
+    Option("strategies", "all", "Test 4's loading strategies: names as the arms call them (selectin, prefetch_related, "
+           "...) or kinds (lazy, join, batched; the dashboard's sequential, pipelined), comma-separated, or 'all'"),
     Option("modes", "cold,warm", "cold (a fresh process per timed round) and/or warm (warm-up, restore, time)",
            old="mode", preset_key="mode"),
     Option("tables", "default", "default (~300 rows for D-K) and/or large (~20,100 rows for D-K)", old="table",

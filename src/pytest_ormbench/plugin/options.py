@@ -34,8 +34,9 @@ from typing import Any, Callable
 import pytest
 
 from pytest_ormbench.scheduling.config import DEFAULT_PRESET, PRESETS, SCHEDULES, RunConfig
-from pytest_ormbench.workload.spec import (JOURNAL_MODES, MODELS, MODES, OPS, OPS_BY_LETTER, OPS_BY_NAME,
-    SYNCHRONOUS, TABLES, Settings)
+from pytest_ormbench.workload.spec import (ALL_MODELS, JOURNAL_MODES, MODES, OPS, OPS_BY_LETTER, OPS_BY_NAME,
+    RELATIONAL, SYNCHRONOUS, TABLES, Settings)
+from pytest_ormbench.workload.relational import SHAPES
 from pytest_ormbench.workload.plan import Sizes
 from pytest_ormbench.workload.cells import DATABASE_AXIS
 from pytest_ormbench.workload.measures import COMPARABLE
@@ -46,7 +47,8 @@ from pytest_ormbench.plugin.option_table import NEGATION, OPTIONS, PREFIX, Optio
 DB_AXIS = DATABASE_AXIS
 DB_ALIASES = {"postgres": "postgresql", "pg": "postgresql", "sqlite3": "sqlite", "mariadb": "mysql"}
 
-MODEL_ALIASES = {"1": "simple", "2": "fk", "3": "wide", "test1": "simple", "test2": "fk", "test3": "wide"}
+MODEL_ALIASES = {"1": "simple", "2": "fk", "3": "wide", "4": "relational", "test1": "simple", "test2": "fk",
+                 "test3": "wide", "test4": "relational"}
 
 #: the values ``--ormbench-control`` and ``--ormbench-probe`` took before they became flags
 ON_OFF = {"on": True, "off": False}
@@ -178,6 +180,34 @@ def _choices(flag: str, value: str, valid: dict[str, str], allow_all: bool, orde
         if key not in picked:
             picked.append(key)
     return tuple(sorted(picked, key=order.index))
+
+
+def _strategies(value: str) -> tuple[str, ...]:
+    """``--ormbench-strategies``: strategy names as the arms call them (``selectin``, ``prefetch_related``) or
+    kinds (``lazy``, ``join``, ``batched``; the dashboard's ``sequential``, ``pipelined``); empty: all. Names are
+    checked against what the arms declare when the cells are planned."""
+    items = tuple(dict.fromkeys(i.strip() for i in _split(value)))
+    if not items:
+        raise pytest.UsageError("--ormbench-strategies: empty value; give strategy names or kinds, or 'all'")
+    if [i.lower() for i in items] == ["all"]:
+        return ()
+    known = known_strategy_names()
+    unknown = [i for i in items if i not in known]
+    if unknown:
+        raise pytest.UsageError(f"--ormbench-strategies: unknown value {unknown[0]!r}; valid: "
+                                f"{', '.join(sorted(known))} or 'all'")
+    return items
+
+
+def known_strategy_names() -> set[str]:
+    """Every strategy name a built-in arm declares, and every kind."""
+    from pytest_ormbench.arms.registry import BUILTIN_ARMS
+    from pytest_ormbench.workload.relational import DASHBOARD_STRATEGIES, STRATEGY_KINDS
+    names = set(STRATEGY_KINDS) | set(DASHBOARD_STRATEGIES)
+    for entry in BUILTIN_ARMS:
+        for strategies in entry.relational_declarations().strategies.values():
+            names.update(strategies)
+    return names
 
 
 def _rtts(value: str, flag: str = "--ormbench-rtts") -> tuple[float | None, ...]:
@@ -339,10 +369,19 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
         except MysqlUnavailable as exc:
             raise pytest.UsageError(f"--ormbench-mysql-url: {exc}") from None
 
-    model_order = list(MODELS)
+    model_order = list(ALL_MODELS)
     model_valid = {m: m for m in model_order} | MODEL_ALIASES
     models = _choices("--ormbench-models", get("models"), model_valid, True, model_order,
-                      f"{', '.join(model_order)} (or 1, 2, 3)")
+                      f"{', '.join(model_order)} (or 1, 2, 3, 4)")
+    shape_order = [shape.name for shape in SHAPES]
+    shape_valid = {shape.name: shape.name for shape in SHAPES} | {shape.code: shape.name for shape in SHAPES}
+    shape_valid |= {shape.code.lower(): shape.name for shape in SHAPES}
+    shapes = _choices("--ormbench-shapes", get("shapes"), shape_valid, True, shape_order,
+                      f"names {', '.join(shape_order)} or codes R1-R{len(SHAPES)},")
+    strategies = _strategies(str(get("strategies") or "all"))
+    if (get("shapes") not in (None, "", "all") or strategies) and RELATIONAL.name not in models:
+        raise pytest.UsageError("--ormbench-shapes and --ormbench-strategies select Test 4's cells: they need "
+                                "--ormbench-models=relational (or 4, or all)")
 
     letters = [op.letter for op in OPS]
     op_valid = {op.letter: op.letter for op in OPS} | {op.letter.lower(): op.letter for op in OPS}
@@ -380,7 +419,8 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
     if instructions and _raw(config, o["schedule"]) is None:
         schedule = "back-to-back"  # counts do not drift: interleaving would only start more processes
     return RunConfig(
-        arms=arms, models=models, ops=ops, modes=modes, tables=tables, rounds=rounds,
+        arms=arms, models=models, ops=ops, shapes=shapes, strategies=strategies, modes=modes, tables=tables,
+        rounds=rounds,
         sizes=Sizes(iterations, batch), settings=Settings(journal, sync, postgresql=pg_settings, mysql=my_settings),
         dbs=dbs, postgresql_url=pg_url, mysql_url=my_url, rtts=rtts,
         verify_only=verify_only, benchmark_disabled=benchmark_disabled, register=register,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pytest_ormbench.workload.relational import SHAPES
 from pytest_ormbench.workload.spec import Settings
 from pytest_ormbench.workload.plan import Sizes
 
@@ -107,6 +108,10 @@ class RunConfig:
     mysql_url: str = ""
     #: a latency sweep (``--ormbench-rtts``): the server cells run once per RTT (ms), through the proxy
     rtts: tuple[float | None, ...] = ()
+    #: Test 4's shapes (``--ormbench-shapes``, names), when ``relational`` is among the models
+    shapes: tuple[str, ...] = tuple(shape.name for shape in SHAPES)
+    #: Test 4's strategies (``--ormbench-strategies``: names or kinds); empty: every strategy each arm declares
+    strategies: tuple[str, ...] = ()
 
     @property
     def timed(self) -> bool:

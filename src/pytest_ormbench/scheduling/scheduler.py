@@ -155,7 +155,7 @@ class Scheduler:
         its arm at its place, model, op, mode and table, and the step (``""``: a timed round; ``memory``: the
         last round under ``--ormbench-memory``, which also measures memory; ``count``: the untimed repetition
         that counts statements; ``build``: its starting state)."""
-        return Kind(self.unit(key), key.model, f"{key.op}-{key.mode}-{key.table}", step)
+        return Kind(self.unit(key), key.model, f"{key.op_id}-{key.mode}-{key.table}", step)
 
     def _timed_units(self, key: CellKey, first_round: int = 0) -> Counter[Kind]:
         """The interleaved schedule's units of a cell from round ``first_round`` (from 0) on: its rounds and the
@@ -206,11 +206,15 @@ class Scheduler:
 
     def _cell(self, key: CellKey, rounds: int, warmup: bool, memory: bool = False,
               sizes: Sizes | None = None, statements: bool = False) -> Cell:
+        target = self.arms[key.arm].target_for(key.model)
+        if not target:
+            raise CellProblem("unsupported", f"{key.arm} has no Test 4 (relational) arm yet")
         return Cell(
-            arm=key.arm, target=self.arms[key.arm].target, model=key.model, op=key.op, table=key.table,
+            arm=key.arm, target=target, model=key.model, op=key.op, table=key.table,
             mode=key.mode, sizes=sizes or self.run.sizes, settings=self.run.settings,
             templates_dir=self.tmp / "templates", work_dir=self.tmp / "work",
             rounds=rounds, warmup=warmup, memory=memory, statements=statements, db=key.db, rtt_ms=key.rtt_ms,
+            strategy=key.strategy,
         )
 
     def _ask(self, worker: Worker, key: CellKey, payload: dict[str, Any], persistent: bool) -> dict[str, Any]:

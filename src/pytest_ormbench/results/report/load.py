@@ -154,6 +154,14 @@ class Runs:
         return Runs(cells, self.notes, self.sources, self.run_facts, self.written,
                     scope=db + ("@rtt" if sweep else ""), whole=whole)
 
+    def of_models(self, models: Iterable[str]) -> Runs:
+        """The runs with the cells of these models only (Tests 1-3's tables never see Test 4's cells, nor the other
+        way round); sources, notes and run facts are shared."""
+        wanted = set(models)
+        cells = {k: c for k, c in self.cells.items() if k.model in wanted}
+        return Runs(cells, self.notes, self.sources, self.run_facts, self.written, scope=self.scope,
+                    whole=None if self.whole is None else self.whole.of_models(wanted))
+
     def add(self, cell: LoadedCell) -> None:
         """Fold a cell in: per key one timed and one instrumented record, each the later run's; a latency
         sweep's own direct record goes beside another file's timed one (the latency tables' "direct")."""

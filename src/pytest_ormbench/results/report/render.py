@@ -7,6 +7,7 @@ from collections import defaultdict
 from typing import Iterable, Sequence
 
 from pytest_ormbench.workload.cells import DEFAULT_DB, format_rtt
+from pytest_ormbench.workload.spec import MODELS
 from pytest_ormbench.arms.registry import CONTROL_ARMS
 from pytest_ormbench.results.report import tables as T
 from pytest_ormbench.results.report.format import db_title
@@ -18,7 +19,10 @@ __all__ = ["database_tables", "markdown_table", "render", "render_not_run", "ren
 
 
 def database_tables(runs: Runs) -> list[Table]:
-    """One database's tables, in order: each group's instructions and statements right below its rows/s."""
+    """One database's tables, in order: Tests 1-3's (each group's instructions and statements right below its
+    rows/s), then Test 4's (the relational workload), which stand apart."""
+    relational = T.relational_tables(runs)
+    runs = runs.of_models(MODELS)
     out: list[Table] = []
     for table in ("default", "large"):
         t = T.overall(runs, table)
@@ -35,7 +39,7 @@ def database_tables(runs: Runs) -> list[Table]:
     if ov:
         out.append(ov)
     out.extend(T.memory(runs))
-    return out
+    return out + relational
 
 
 def _in_section(tables: list[Table], section: str, intro: str, suffix: str = "", anchor: str = "") -> list[Table]:
@@ -80,7 +84,7 @@ def sections(runs: Runs) -> list[Table]:
     for db in servers:
         title = db_title(db)
         out += _in_section(database_tables(runs.at(db)), title, _server_intro(runs, db), f" — {title}", f"-{db}")
-        sweep = T.latency(runs, db)
+        sweep = T.latency(runs.of_models(MODELS), db) + T.latency_strategies(runs, db)
         if sweep:
             rtts = sorted({c.record.key.rtt_ms for c in runs.at(db, sweep=True).cells.values()})
             out += _in_section(sweep, f"{title}: latency sweep",

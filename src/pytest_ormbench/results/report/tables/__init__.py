@@ -31,3 +31,4 @@ from pytest_ormbench.results.report.tables.memory import memory  # noqa: F401
 from pytest_ormbench.results.report.tables.latency import latency, sweep_figures, sweep_groups  # noqa: F401
 from pytest_ormbench.results.report.tables.provenance import (OLD_DISCIPLINE_FOOTNOTE, environment,  # noqa: F401
                                                               footnotes, probe_level, runs_table)
+from pytest_ormbench.results.report.tables.relational import latency_strategies, relational_tables  # noqa: F401

@@ -1,0 +1,295 @@
+"""Test 4's tables (the relational workload): per strategy shape, each arm's strategies with their statements and
+their cost over the control's same kind of strategy; the other shapes, shapes x arms; the geometric means of
+Test 4 apart from Tests 1-3's; and the latency sweep's strategy table.
+
+Figures are operations per second: units one round did (pages, users, gets, rows streamed: the shape's
+``unit``) over the median round time. Statements are per unit, from the untimed counting repetition.
+"""
+
+from __future__ import annotations
+
+from pytest_ormbench.arms.registry import CONTROL_ARMS
+from pytest_ormbench.results.report.format import NO_FIGURE, fmt_rate, fmt_ratio, fmt_spread
+from pytest_ormbench.results.report.load import LoadedCell, Runs
+from pytest_ormbench.results.report.table import Table
+from pytest_ormbench.results.report.tables.noise import CONTESTED, Figure, leader, mean_figure, rate_figure
+from pytest_ormbench.results.report.tables.scope import arm_order, labels, shown_cells, yardstick
+from pytest_ormbench.workload.cells import CellKey, format_rtt
+from pytest_ormbench.workload.relational import SHAPES, SHAPES_BY_CODE, Shape
+from pytest_ormbench.workload.spec import RELATIONAL
+
+#: the order strategy kinds are shown in
+KIND_ORDER = ("lazy", "join", "batched", "sequential", "pipelined")
+SELECT_NOTE = ("SELECTs: per unit (a page, a user, a dashboard), from the untimed repetition that counted the "
+               "statements (n/a: the engine has no SQL); a lazy read of a 50-user page sends 51, a batched one 2, a "
+               "join 1.")
+OVER_CONTROL_NOTE = ("× control: the arm's time per unit over the control's (hand-written SQL on the raw driver) "
+                     "with the same kind of strategy on the same database; ×1.00 is the driver's floor.")
+OPS_NOTE = "Operations per second (higher is better): units one round did over the median round time."
+
+
+def relational_cells(runs: Runs) -> list[tuple[CellKey, LoadedCell]]:
+    return [(k, c) for k, c in shown_cells(runs) if k.model == RELATIONAL.name]
+
+
+def _kind(cell: LoadedCell) -> str | None:
+    facts = cell.record.facts.arm_facts or {}
+    kind = facts.get("strategy_kind")
+    return str(kind) if kind else None
+
+
+def _selects(cell: LoadedCell) -> str:
+    """SELECTs per unit of the cell ("51", "2.5"), or n/a / — ."""
+    counts = cell.statements_per_op
+    if counts is None:
+        return "n/a" if cell.statements_note else "—"
+    units = max(1, cell.record.rows)
+    per = counts.get("SELECT", 0) / units
+    return f"{per:,.0f}" if per == int(per) else f"{per:,.2f}"
+
+
+def _shown(fig: Figure | None) -> str:
+    if fig is None:
+        return fmt_rate(None)
+    return " ".join([fmt_rate(fig.value), fmt_spread(fig.spread)]).strip()
+
+
+def strategy_table(runs: Runs, shape: Shape, mode: str, legend: bool = True) -> Table | None:
+    """One strategy shape: a row per arm and strategy, with its kind, ops/s, SELECTs and cost over the control."""
+    cells = {(k.arm, k.strategy): c for k, c in relational_cells(runs) if k.op == shape.code and k.mode == mode}
+    if not cells:
+        return None
+    names = labels(runs)
+    figures = {key: rate_figure(c) for key, c in cells.items()}
+    control_by_kind: dict[tuple[str, str], Figure] = {}
+    for (arm, _strategy), c in cells.items():
+        kind, fig = _kind(c), figures[(arm, _strategy)]
+        if arm in CONTROL_ARMS and kind and fig is not None:
+            control_by_kind[(arm, kind)] = fig
+    rows = []
+    order = {a: i for i, a in enumerate(arm_order(runs))}
+    best_of_arm: dict[str, tuple[str, bool]] = {}
+    for arm in sorted({a for a, _ in cells}, key=lambda a: order.get(a, len(order))):
+        mine = {s: figures[(arm, s)] for (a, s) in cells if a == arm and figures[(arm, s)] is not None}
+        lead, clear = leader(runs, mine) if len(mine) > 1 else (None, False)
+        if lead is not None:
+            best_of_arm[arm] = (lead, clear)
+        strategies = sorted((s for (a, s) in cells if a == arm),
+                            key=lambda s: (KIND_ORDER.index(_kind(cells[(arm, s)]) or "lazy")
+                                           if _kind(cells[(arm, s)]) in KIND_ORDER else 9, s or ""))
+        for strategy in strategies:
+            c, fig = cells[(arm, strategy)], figures[(arm, strategy)]
+            kind = _kind(c) or "—"
+            control = yardstick(runs, arm)
+            base = control_by_kind.get((control, kind)) if control else None
+            over = fmt_ratio(base.value / fig.value) if base is not None and fig is not None and arm != control else ""
+            mark = ""
+            if arm in best_of_arm and best_of_arm[arm][0] == strategy:
+                mark = " (fastest)" if best_of_arm[arm][1] else " (" + CONTESTED + ")"
+            rows.append([names.get(arm, arm), f"{strategy}{mark}", kind, _shown(fig), _selects(c), over])
+    notes = [f"One unit: one {shape.unit}."]
+    if legend:
+        notes += [OPS_NOTE, SELECT_NOTE, OVER_CONTROL_NOTE,
+                  "(fastest): the arm's fastest strategy here, its lead beyond the noise; (contested): within it."]
+    if any(r[3] == "—" for r in rows):
+        notes.append(NO_FIGURE)
+    return Table(f"{shape.code} {shape.title} — {mode} (ops/s by strategy)",
+                 ["Arm", "Strategy", "Kind", "ops/s", "SELECTs", "× control"], rows, notes,
+                 anchor=f"relational-{shape.name}-{mode}")
+
+
+def shapes_table(runs: Runs, mode: str) -> Table | None:
+    """The shapes without a strategy axis: shapes x arms, ops/s, with a Best column."""
+    flat = [s for s in SHAPES if not s.strategies]
+    cells = {(k.arm, k.op): c for k, c in relational_cells(runs)
+             if k.mode == mode and not SHAPES_BY_CODE[k.op].strategies}
+    if not cells:
+        return None
+    names = labels(runs)
+    arms = [a for a in arm_order(runs) if any(k[0] == a for k in cells)]
+    contenders = [a for a in arms if a not in CONTROL_ARMS]
+    rows = []
+    for shape in flat:
+        figs = {a: f for a in arms if (c := cells.get((a, shape.code))) is not None and (f := rate_figure(c))}
+        if not any((a, shape.code) in cells for a in arms):
+            continue
+        best, clear = leader(runs, {a: figs[a] for a in contenders if a in figs})
+        best_text = "—" if best is None else names[best] if clear else CONTESTED
+        rows.append([f"{shape.code} {shape.name}", *(_shown(figs.get(a)) for a in arms), best_text])
+    notes = [OPS_NOTE + " Units: " + "; ".join(f"{s.code} a {s.unit}" for s in flat) + ".",
+             "Best: the fastest arm other than the controls, where its lead over the runner-up is beyond the noise."]
+    if any(c.startswith("—") for r in rows for c in r[1:-1]):
+        notes.append(NO_FIGURE)
+    return Table(f"Test 4: the other shapes — {mode} (ops/s, higher is better)", ["Shape", *(names[a] for a in arms),
+                 "Best"], rows, notes, anchor=f"relational-shapes-{mode}")
+
+
+def selects_table(runs: Runs, mode: str) -> Table | None:
+    """Statements per unit of the shapes without a strategy axis, shapes x arms (the strategy shapes' are in their
+    own tables)."""
+    cells = {(k.arm, k.op): c for k, c in relational_cells(runs)
+             if k.mode == mode and not SHAPES_BY_CODE[k.op].strategies}
+    if not cells or not any(c.statements_per_op is not None for c in cells.values()):
+        return None
+    names = labels(runs)
+    arms = [a for a in arm_order(runs) if any(k[0] == a for k in cells)]
+    rows = []
+    for shape in SHAPES:
+        if shape.strategies or not any((a, shape.code) in cells for a in arms):
+            continue
+        row = [f"{shape.code} {shape.name}"]
+        per_unit = shape.kind == "read" and shape.name != "stream_comments"
+        for a in arms:
+            c = cells.get((a, shape.code))
+            row.append("—" if c is None else _statements_text(c, per_unit))
+        rows.append(row)
+    return Table(f"Test 4: statements — {mode}", ["Shape", *(names[a] for a in arms)], rows,
+                 ["Statements by kind (S SELECT, I INSERT, U UPDATE, D DELETE, B BEGIN, C COMMIT, o other), from the "
+                  "untimed counting repetition: per unit for the reads (a page, a query, a get), per round for the "
+                  "writes and R12 (one round streams the whole table)."], anchor=f"relational-statements-{mode}")
+
+
+def _statements_text(cell: LoadedCell, per_unit: bool) -> str:
+    counts = cell.statements_per_op
+    if counts is None:
+        return "n/a" if cell.statements_note else "—"
+    units = max(1, cell.record.rows) if per_unit else 1
+    letters = {"SELECT": "S", "INSERT": "I", "UPDATE": "U", "DELETE": "D", "BEGIN": "B", "COMMIT": "C", "other": "o"}
+    parts = []
+    for kind, letter in letters.items():
+        n = counts.get(kind, 0)
+        if n:
+            per = n / units
+            parts.append((f"{per:,.0f}" if per == int(per) else f"{per:,.2g}") + letter)
+    return " ".join(parts) or "0"
+
+
+def means_table(runs: Runs) -> Table | None:
+    """Test 4's geometric means per arm and mode, over every shape the arm ran (a strategy shape counts once,
+    with the arm's fastest strategy), apart from Tests 1-3's."""
+    cells = relational_cells(runs)
+    if not cells:
+        return None
+    modes = [m for m in ("cold", "warm") if any(k.mode == m for k, _ in cells)]
+    best: dict[tuple[str, str, str], Figure] = {}
+    for k, c in cells:
+        fig = rate_figure(c)
+        if fig is None:
+            continue
+        slot = (k.arm, k.mode, k.op)
+        if slot not in best or fig.value > best[slot].value:
+            best[slot] = fig
+    names = labels(runs)
+    arms = [a for a in arm_order(runs) if any(s[0] == a for s in best)]
+    most = {m: max((sum(1 for s in best if s[0] == a and s[1] == m) for a in arms), default=0) for m in modes}
+    rows, short = [], False
+    for a in arms:
+        row = [names[a]]
+        for m in modes:
+            figs = [f for s, f in best.items() if s[0] == a and s[1] == m]
+            gm = mean_figure(figs) if figs else None
+            text = _shown(gm)
+            if figs and len(figs) < most[m]:
+                text += f" ({len(figs)}/{most[m]})"
+                short = True
+            row.append(text)
+        rows.append(row)
+    notes = ["Geometric mean of ops/s over the Test 4 shapes each arm ran; a strategy shape counts once, with the "
+             "arm's fastest strategy. Not comparable with Tests 1-3's means (other work, other units)."]
+    if short:
+        notes.append("(n/m): the arm ran n of the m shapes the most complete arm ran; its mean is over those.")
+    return Table("Test 4 overall: geometric means, ops/s", ["Arm", *(f"Test 4 {m}" for m in modes)], rows, notes,
+                 anchor="relational-overall")
+
+
+def relational_tables(runs: Runs) -> list[Table]:
+    """Test 4's tables for one database, in order (none when it has no Test 4 cell)."""
+    cells = relational_cells(runs)
+    if not cells:
+        return []
+    out: list[Table] = []
+    means = means_table(runs)
+    if means:
+        out.append(means)
+    modes = [m for m in ("cold", "warm") if any(k.mode == m for k, _ in cells)]
+    for mode in modes:
+        legend = True
+        for shape in SHAPES:
+            if shape.strategies:
+                t = strategy_table(runs, shape, mode, legend)
+                if t:
+                    out.append(t)
+                    legend = False
+        for t in (shapes_table(runs, mode), selects_table(runs, mode)):
+            if t:
+                out.append(t)
+    return out
+
+
+def latency_strategies(runs: Runs, db: str) -> list[Table]:
+    """The latency sweep of the strategy shapes on ``db``: per shape, a row per arm and strategy, ms per unit at
+    each RTT, and which of the arm's strategies is fastest there."""
+    whole = runs.whole or runs
+    cells = [(k, c) for k, c in whole.cells.items() if k.model == RELATIONAL.name and k.db == db and c.timed]
+    rtts = sorted({k.rtt_ms for k, _ in cells if k.rtt_ms is not None})
+    if not rtts:
+        return []
+    names = labels(runs)
+    out = []
+    for shape in (s for s in SHAPES if s.strategies):
+        for mode in ("cold", "warm"):
+            mine = [(k, c) for k, c in cells if k.op == shape.code and k.mode == mode]
+            if not any(k.rtt_ms is not None for k, _ in mine):
+                continue
+            ms: dict[tuple[str, str | None], dict[float | None, float]] = {}
+            for k, c in mine:
+                fig = rate_figure(c)
+                if fig is not None and fig.value:
+                    ms.setdefault((k.arm, k.strategy), {})[k.rtt_ms] = 1000.0 / fig.value
+            columns: list[float | None] = ([None] if any(None in v for v in ms.values()) else []) + list(rtts)
+            fastest: dict[tuple[str, float | None], str | None] = {}
+            for arm in {a for a, _ in ms}:
+                for r in columns:
+                    figs = {s: v[r] for (a, s), v in ms.items() if a == arm and r in v}
+                    fastest[(arm, r)] = min(figs, key=figs.__getitem__) if len(figs) > 1 else None
+            order = {a: i for i, a in enumerate(arm_order(whole))}
+            rows = []
+            for (arm, strategy) in sorted(ms, key=lambda x: (order.get(x[0], 99), x[1] or "")):
+                row = [names.get(arm, arm), strategy or "—"]
+                for r in columns:
+                    v = ms[(arm, strategy)].get(r)
+                    text = "—" if v is None else f"{v:.3g}"
+                    if v is not None and fastest.get((arm, r)) == strategy:
+                        text = f"**{text}**"
+                    row.append(text)
+                rows.append(row)
+            header = ["Arm", "Strategy", *("direct" if r is None else f"{format_rtt(r)} ms" for r in columns)]
+            flips = _flips(ms, columns)
+            notes = ["Milliseconds per unit (lower is better) at each round-trip time the latency proxy held; bold: "
+                     "the arm's fastest strategy at that RTT (its lead may be inside the noise: see the rows/s "
+                     "tables' ± for the direct cells)."]
+            notes += flips
+            out.append(Table(f"{shape.code} {shape.title} — {mode}, by round-trip time", header, rows, notes,
+                             anchor=f"relational-latency-{shape.name}-{mode}"))
+    return out
+
+
+def _flips(ms: dict[tuple[str, str | None], dict[float | None, float]], columns: list[float | None]) -> list[str]:
+    """One line per arm whose fastest strategy changes along the RTTs."""
+    lines = []
+    for arm in sorted({a for a, _ in ms}):
+        winners = []
+        for r in columns:
+            figs = {s: v[r] for (a, s), v in ms.items() if a == arm and r in v}
+            if len(figs) > 1:
+                winners.append((r, min(figs, key=figs.__getitem__)))
+        changes = [(a, b) for a, b in zip(winners, winners[1:]) if a[1] != b[1]]
+        if changes:
+            steps = ", ".join(f"{w0[1]} at {_rtt(w0[0])} → {w1[1]} at {_rtt(w1[0])}" for w0, w1 in changes)
+            lines.append(f"{arm}: the fastest strategy flips: {steps}.")
+    return lines
+
+
+def _rtt(r: float | None) -> str:
+    return "direct" if r is None else f"{format_rtt(r)} ms"
+
