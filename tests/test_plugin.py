@@ -18,7 +18,7 @@ from conftest import TINY, register
     [
         ("--ormbench-ops=Z", "--ormbench-ops: unknown value 'Z'; valid: letters A-K or names insert_single, "
                             "insert_batch, *, delete, or 'all'"),
-        ("--ormbench-models=huge", "--ormbench-models: unknown value 'huge'; valid: simple, fk, wide (or 1, 2, 3)"),
+        ("--ormbench-models=huge", "--ormbench-models: unknown value 'huge'; valid: simple, fk, wide, relational (or 1, 2, 3, 4)"),
         ("--ormbench-modes=lukewarm", "--ormbench-modes: unknown value 'lukewarm'; valid: cold, warm"),
         ("--ormbench-tables=medium", "--ormbench-tables: unknown value 'medium'; valid: default, large"),
         # an old spelling still works, and its error names it as the user typed it
