@@ -198,3 +198,19 @@ def test_each_relational_arm_declares_every_shape(entry: Any) -> None:
     assert check_declarations(cls) == []
     assert {k: dict(v) for k, v in cls.strategies.items()} == \
         {k: dict(v) for k, v in entry.relational_declarations().strategies.items()}
+
+
+def test_a_strategy_sending_more_selects_is_an_n_plus_one_regression() -> None:
+    from pytest_ormbench.results.compare.model import StatementChange
+    key = CellKey("sqlalchemy", "relational", "R1", "warm", "default", strategy="selectin")
+    change = StatementChange(key, key.id, {"SELECT": 8}, {"SELECT": 204})
+    assert change.more and change.n_plus_one and change.verdict == "more SELECTs: an N+1 regression"
+    flat = CellKey("sqlalchemy", "relational", "R13", "warm", "default")
+    assert StatementChange(flat, flat.id, {"SELECT": 500}, {"SELECT": 501}).verdict == "more statements"
+
+
+def test_docs_relational_md_is_written_from_the_declarations() -> None:
+    from pytest_ormbench.commands import relational_doc
+    root = Path(__file__).resolve().parent.parent
+    assert (root / "docs" / "relational.md").read_text(encoding="utf-8") == relational_doc.render(), (
+        "docs/relational.md is out of date: python -m pytest_ormbench.commands.relational_doc")

@@ -55,7 +55,7 @@ OPTIONS: tuple[Option, ...] = (
            + "; options given as well override it", metavar="NAME"),
     Option("arms", "all", "arms to run, comma-separated registry names, or 'all'"),
     Option("models", "simple,fk,wide", "models: simple, fk, wide (the reference's Tests 1, 2, 3) and relational "
-           "(Test 4: organizations, users, posts, comments, tags), or 'all'"),
+           "(Test 4: organizations, users, posts, comments, tags), or 'all'", preset_key="models"),
     Option("ops", "all", "Tests 1-3's operations: letters A-K or names (insert_single, ...), comma-separated, or 'all'"),
     Option("shapes", "all", "Test 4's shapes: names (users_posts, ...) or codes R1-R19, comma-separated, or 'all'"),
     Option("strategies", "all", "Test 4's loading strategies: names as the arms call them (selectin, prefetch_related, "
@@ -65,7 +65,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("tables", "default", "default (~300 rows for D-K) and/or large (~20,100 rows for D-K)", old="table",
            preset_key="table"),
     Option("rounds", "5", "timed rounds per cell; the result is their median", preset_key="rounds"),
-    Option("iterations", "100", "rows for insert_single; gets are 2x, filter_small passes are /10",
+    Option("iterations", "100", "rows for insert_single; gets are 2x, filter_small passes are /10; Test 4: 10 users, "
+           "100 posts and 500 comments per iteration (100: 1,000 users; never below 100 users)",
            preset_key="iterations"),
     Option("batch", "10000", "rows for insert_batch and insert_bulk", preset_key="batch"),
     Option("dbs", "sqlite", "databases, comma-separated: sqlite (the embedded side: SQLite, and ObjectBox's own "

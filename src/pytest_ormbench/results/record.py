@@ -182,7 +182,6 @@ class CellRecord:
             "table": self.key.table,
             "db": self.key.db,
             "rtt_ms": self.key.rtt_ms,
-            "strategy": self.key.strategy,
             "rows": self.rows,
             "start_rows": self.start_rows,
             "rounds": self.rounds,
@@ -208,6 +207,8 @@ class CellRecord:
             "round_slots": list(self.slots),
             "loadavg_1min": self.loadavg_1min,
         }
+        if self.key.strategy is not None:
+            out["strategy"] = self.key.strategy
         if self.facts.arm_facts:
             out["arm_facts"] = dict(self.facts.arm_facts)
         if self.facts.memory_peak_bytes is not None:

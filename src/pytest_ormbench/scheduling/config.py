@@ -63,6 +63,10 @@ PRESETS: dict[str, Preset] = {p.name: p for p in (
     Preset("publication", {"mode": "cold,warm", "table": "default,large", "rounds": "5", "iterations": "100",
                            "batch": "10000"},
            "the whole published matrix: the default and the large table", 41849),
+    Preset("relational", {"models": "relational", "mode": "warm", "table": "default", "rounds": "5",
+                          "iterations": "100", "batch": "10000"},
+           "Test 4 (relations, loading strategies, aggregates, pagination, streaming, writes): every arm, warm, "
+           "seed 002's sizes"),
 )}
 DEFAULT_PRESET = "full"
 

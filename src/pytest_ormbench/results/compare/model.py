@@ -84,7 +84,15 @@ class StatementChange:
         return self.total_new > self.total_base
 
     @property
+    def n_plus_one(self) -> bool:
+        """A Test 4 loading strategy that sends more SELECTs than before: the relation it should load at once is
+        now loaded (in part) object by object."""
+        return bool(self.key.strategy) and self.new.get("SELECT", 0) > self.base.get("SELECT", 0)
+
+    @property
     def verdict(self) -> str:
+        if self.n_plus_one:
+            return "more SELECTs: an N+1 regression"
         if self.more:
             return "more statements"
         return "fewer statements" if self.total_new < self.total_base else "same total"

@@ -93,6 +93,7 @@ def write_charts(runs: Runs, out_dir: Path, formats: tuple[str, ...] = ("png", "
             suffix = "" if db == DEFAULT_DB else db
             written += _database_charts(direct, out_dir, formats, plt, suffix)
         written += _latency_charts(runs, db, out_dir, formats, plt)
+        written += _strategy_charts(runs, db, out_dir, formats, plt)
     return written
 
 
@@ -220,6 +221,48 @@ def _latency_charts(runs: Runs, db: str, out_dir: Path, formats: tuple[str, ...]
                      "through the latency proxy")
         fig.tight_layout(rect=(0, 0, 0.86, 1))
         written += _save(fig, out_dir, f"latency-{db}-{model}-{mode}-{table}", formats)
+        plt.close(fig)
+    return written
+
+
+def _strategy_charts(runs: Runs, db: str, out_dir: Path, formats: tuple[str, ...], plt) -> list[Path]:  # noqa: ANN001
+    """Test 4's latency sweep on ``db``: per strategy shape, milliseconds per unit against RTT, one panel per arm,
+    one line per strategy (log-scale y; RTTs evenly spaced, as in the Tests 1-3 sweep charts)."""
+    import math
+
+    from pytest_ormbench.results.report.tables.relational import strategy_sweep, sweep_columns
+
+    written: list[Path] = []
+    names = T.labels(runs)
+    for (shape, mode), ms in strategy_sweep(runs, db).items():
+        arms = [a for a in T.all_arm_order(runs) if any(k[0] == a for k in ms)]
+        columns = [r for r in sweep_columns(ms) if r is not None]
+        if not arms or not columns:
+            continue
+        cols = min(4, len(arms))
+        rows = math.ceil(len(arms) / cols)
+        fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols + 0.6, 2.9 * rows), squeeze=False)
+        for i, arm in enumerate(arms):
+            ax = axes[i // cols][i % cols]
+            for (a, strategy), vals in ms.items():
+                if a != arm:
+                    continue
+                xs = [j for j, r in enumerate(columns) if r in vals]
+                ax.plot(xs, [vals[columns[j]] for j in xs], marker="o", markersize=3.5, label=strategy or "—")
+            ax.set_yscale("log")
+            ax.set_xticks(range(len(columns)))
+            ax.set_xticklabels([format_rtt(r) for r in columns])
+            ax.set_xlabel("RTT, ms")
+            ax.set_ylabel("ms per unit, log")
+            ax.set_title(names.get(arm, arm), fontsize=9)
+            ax.grid(which="both", alpha=0.3)
+            ax.legend(fontsize=6)
+        for j in range(len(arms), rows * cols):
+            axes[j // cols][j % cols].set_visible(False)
+        fig.suptitle(f"{shape.code} {shape.title}: ms per {shape.unit} against RTT by strategy — {mode}, "
+                     f"{T.db_title(db)} through the latency proxy (lower is better)", fontsize=10)
+        fig.tight_layout()
+        written += _save(fig, out_dir, f"latency-{db}-relational-{shape.name}-{mode}", formats)
         plt.close(fig)
     return written
 

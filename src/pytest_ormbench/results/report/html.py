@@ -229,11 +229,13 @@ def _table_html(t: Table, db: str, kind: str) -> str:
 
 
 def _static_tables(runs: Runs) -> str:
-    """The tables the page shows as the report builds them: ORM overhead, peak memory, latency sweeps, runs."""
+    """The tables the page shows as the report builds them: ORM overhead, peak memory, latency sweeps, Test 4's
+    tables, runs."""
     parts = []
     several = len(runs.dbs()) > 1  # the titles name the database
     for db in runs.dbs():
-        scoped = runs.at(db)
+        everything = runs.at(db)
+        scoped = everything.of_models(MODELS)
         suffix = f" — {db_title(db)}" if several else ""
         if scoped.cells:
             ov = T.overhead(scoped)
@@ -246,6 +248,10 @@ def _static_tables(runs: Runs) -> str:
         for sweep in T.latency(runs, db):
             sweep.title += suffix
             parts.append(_table_html(sweep, db, "latency"))
+        # Test 4 (the relational workload) as the report builds it: its own section, apart from Tests 1-3
+        for t in [*T.relational_tables(everything), *T.latency_strategies(runs, db)]:
+            t.title += suffix
+            parts.append(_table_html(t, db, "relational"))
     parts.append(_table_html(T.runs_table(runs), "", "runs"))
     return "\n".join(parts)
 

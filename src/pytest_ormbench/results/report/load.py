@@ -160,6 +160,7 @@ class Runs:
         wanted = set(models)
         cells = {k: c for k, c in self.cells.items() if k.model in wanted}
         return Runs(cells, self.notes, self.sources, self.run_facts, self.written, scope=self.scope,
+                    superseded=[c for c in self.superseded if c.key.model in wanted],
                     whole=None if self.whole is None else self.whole.of_models(wanted))
 
     def add(self, cell: LoadedCell) -> None:

@@ -9,7 +9,7 @@ Figures are operations per second: units one round did (pages, users, gets, rows
 from __future__ import annotations
 
 from pytest_ormbench.arms.registry import CONTROL_ARMS
-from pytest_ormbench.results.report.format import NO_FIGURE, fmt_rate, fmt_ratio, fmt_spread
+from pytest_ormbench.results.report.format import NO_FIGURE, fmt_count, fmt_rate, fmt_ratio, fmt_spread
 from pytest_ormbench.results.report.load import LoadedCell, Runs
 from pytest_ormbench.results.report.table import Table
 from pytest_ormbench.results.report.tables.noise import CONTESTED, Figure, leader, mean_figure, rate_figure
@@ -26,6 +26,8 @@ SELECT_NOTE = ("SELECTs: per unit (a page, a user, a dashboard), from the untime
 OVER_CONTROL_NOTE = ("× control: the arm's time per unit over the control's (hand-written SQL on the raw driver) "
                      "with the same kind of strategy on the same database; ×1.00 is the driver's floor.")
 OPS_NOTE = "Operations per second (higher is better): units one round did over the median round time."
+INSTRUCTIONS_NOTE = ("instr./unit: instructions per unit under callgrind (--ormbench-instructions), the op alone, median "
+                     "of the rounds (lower is better); such a run's wall times are not speeds, so it has no ops/s.")
 
 
 def relational_cells(runs: Runs) -> list[tuple[CellKey, LoadedCell]]:
@@ -69,6 +71,7 @@ def strategy_table(runs: Runs, shape: Shape, mode: str, legend: bool = True) -> 
     rows = []
     order = {a: i for i, a in enumerate(arm_order(runs))}
     best_of_arm: dict[str, tuple[str, bool]] = {}
+    counted = any(c.instructions_per_row is not None for c in cells.values())
     for arm in sorted({a for a, _ in cells}, key=lambda a: order.get(a, len(order))):
         mine = {s: figures[(arm, s)] for (a, s) in cells if a == arm and figures[(arm, s)] is not None}
         lead, clear = leader(runs, mine) if len(mine) > 1 else (None, False)
@@ -86,16 +89,21 @@ def strategy_table(runs: Runs, shape: Shape, mode: str, legend: bool = True) -> 
             mark = ""
             if arm in best_of_arm and best_of_arm[arm][0] == strategy:
                 mark = " (fastest)" if best_of_arm[arm][1] else " (" + CONTESTED + ")"
-            rows.append([names.get(arm, arm), f"{strategy}{mark}", kind, _shown(fig), _selects(c), over])
+            row = [names.get(arm, arm), f"{strategy}{mark}", kind, _shown(fig), _selects(c), over]
+            if counted:
+                row.append(fmt_count(c.instructions_per_row))
+            rows.append(row)
     notes = [f"One unit: one {shape.unit}."]
     if legend:
         notes += [OPS_NOTE, SELECT_NOTE, OVER_CONTROL_NOTE,
                   "(fastest): the arm's fastest strategy here, its lead beyond the noise; (contested): within it."]
     if any(r[3] == "—" for r in rows):
         notes.append(NO_FIGURE)
+    if counted and legend:
+        notes.append(INSTRUCTIONS_NOTE)
     return Table(f"{shape.code} {shape.title} — {mode} (ops/s by strategy)",
-                 ["Arm", "Strategy", "Kind", "ops/s", "SELECTs", "× control"], rows, notes,
-                 anchor=f"relational-{shape.name}-{mode}")
+                 ["Arm", "Strategy", "Kind", "ops/s", "SELECTs", "× control", *(["instr./unit"] if counted else [])],
+                 rows, notes, anchor=f"relational-{shape.name}-{mode}")
 
 
 def shapes_table(runs: Runs, mode: str) -> Table | None:
@@ -122,6 +130,21 @@ def shapes_table(runs: Runs, mode: str) -> Table | None:
         notes.append(NO_FIGURE)
     return Table(f"Test 4: the other shapes — {mode} (ops/s, higher is better)", ["Shape", *(names[a] for a in arms),
                  "Best"], rows, notes, anchor=f"relational-shapes-{mode}")
+
+
+def instructions_table(runs: Runs, mode: str) -> Table | None:
+    """Instructions per unit of the shapes without a strategy axis, shapes x arms (an instructions run's figure)."""
+    cells = {(k.arm, k.op): c for k, c in relational_cells(runs)
+             if k.mode == mode and not SHAPES_BY_CODE[k.op].strategies and c.instructions_per_row is not None}
+    if not cells:
+        return None
+    names = labels(runs)
+    arms = [a for a in arm_order(runs) if any(k[0] == a for k in cells)]
+    rows = [[f"{shape.code} {shape.name}", *(fmt_count(c.instructions_per_row) if (c := cells.get((a, shape.code)))
+                                             else "—" for a in arms)]
+            for shape in SHAPES if any((a, shape.code) in cells for a in arms)]
+    return Table(f"Test 4: the other shapes — {mode} (instructions per unit, lower is better)",
+                 ["Shape", *(names[a] for a in arms)], rows, [INSTRUCTIONS_NOTE], anchor=f"relational-instructions-{mode}")
 
 
 def selects_table(runs: Runs, mode: str) -> Table | None:
@@ -220,73 +243,88 @@ def relational_tables(runs: Runs) -> list[Table]:
                 if t:
                     out.append(t)
                     legend = False
-        for t in (shapes_table(runs, mode), selects_table(runs, mode)):
+        flat = shapes_table(runs, mode) if any(c.timed for _, c in cells) else None
+        for t in (flat, instructions_table(runs, mode), selects_table(runs, mode)):
             if t:
                 out.append(t)
     return out
 
 
-def latency_strategies(runs: Runs, db: str) -> list[Table]:
-    """The latency sweep of the strategy shapes on ``db``: per shape, a row per arm and strategy, ms per unit at
-    each RTT, and which of the arm's strategies is fastest there."""
+def strategy_sweep(runs: Runs, db: str) -> dict[tuple[Shape, str], dict[tuple[str, str | None], dict[float | None,
+                                                                                                  float]]]:
+    """(shape, mode) -> (arm, strategy) -> RTT (None: direct) -> milliseconds per unit, for the strategy shapes
+    of a latency sweep on ``db`` (timed records only; shapes without a swept cell left out)."""
     whole = runs.whole or runs
+    out: dict[tuple[Shape, str], dict[tuple[str, str | None], dict[float | None, float]]] = {}
     cells = [(k, c) for k, c in whole.cells.items() if k.model == RELATIONAL.name and k.db == db and c.timed]
-    rtts = sorted({k.rtt_ms for k, _ in cells if k.rtt_ms is not None})
-    if not rtts:
-        return []
-    names = labels(runs)
-    out = []
-    for shape in (s for s in SHAPES if s.strategies):
-        for mode in ("cold", "warm"):
-            mine = [(k, c) for k, c in cells if k.op == shape.code and k.mode == mode]
-            if not any(k.rtt_ms is not None for k, _ in mine):
-                continue
-            ms: dict[tuple[str, str | None], dict[float | None, float]] = {}
-            for k, c in mine:
-                fig = rate_figure(c)
-                if fig is not None and fig.value:
-                    ms.setdefault((k.arm, k.strategy), {})[k.rtt_ms] = 1000.0 / fig.value
-            columns: list[float | None] = ([None] if any(None in v for v in ms.values()) else []) + list(rtts)
-            fastest: dict[tuple[str, float | None], str | None] = {}
-            for arm in {a for a, _ in ms}:
-                for r in columns:
-                    figs = {s: v[r] for (a, s), v in ms.items() if a == arm and r in v}
-                    fastest[(arm, r)] = min(figs, key=figs.__getitem__) if len(figs) > 1 else None
-            order = {a: i for i, a in enumerate(arm_order(whole))}
-            rows = []
-            for (arm, strategy) in sorted(ms, key=lambda x: (order.get(x[0], 99), x[1] or "")):
-                row = [names.get(arm, arm), strategy or "—"]
-                for r in columns:
-                    v = ms[(arm, strategy)].get(r)
-                    text = "—" if v is None else f"{v:.3g}"
-                    if v is not None and fastest.get((arm, r)) == strategy:
-                        text = f"**{text}**"
-                    row.append(text)
-                rows.append(row)
-            header = ["Arm", "Strategy", *("direct" if r is None else f"{format_rtt(r)} ms" for r in columns)]
-            flips = _flips(ms, columns)
-            notes = ["Milliseconds per unit (lower is better) at each round-trip time the latency proxy held; bold: "
-                     "the arm's fastest strategy at that RTT (its lead may be inside the noise: see the rows/s "
-                     "tables' ± for the direct cells)."]
-            notes += flips
-            out.append(Table(f"{shape.code} {shape.title} — {mode}, by round-trip time", header, rows, notes,
-                             anchor=f"relational-latency-{shape.name}-{mode}"))
+    swept = {(k.op, k.mode) for k, _ in cells if k.rtt_ms is not None}
+    for k, c in cells:
+        shape = SHAPES_BY_CODE[k.op]
+        if not shape.strategies or (k.op, k.mode) not in swept:
+            continue
+        fig = rate_figure(c)
+        if fig is not None and fig.value:
+            out.setdefault((shape, k.mode), {}).setdefault((k.arm, k.strategy), {})[k.rtt_ms] = 1000.0 / fig.value
+    return dict(sorted(out.items(), key=lambda kv: (SHAPES.index(kv[0][0]), kv[0][1])))
+
+
+def fastest_strategies(ms: dict[tuple[str, str | None], dict[float | None, float]],
+                       columns: list[float | None]) -> dict[tuple[str, float | None], str | None]:
+    """(arm, RTT) -> the arm's fastest strategy there (None where it ran one strategy only)."""
+    out: dict[tuple[str, float | None], str | None] = {}
+    for arm in {a for a, _ in ms}:
+        for r in columns:
+            figs = {s: v[r] for (a, s), v in ms.items() if a == arm and r in v}
+            out[(arm, r)] = min(figs, key=figs.__getitem__) if len(figs) > 1 else None
     return out
 
 
-def _flips(ms: dict[tuple[str, str | None], dict[float | None, float]], columns: list[float | None]) -> list[str]:
+def sweep_columns(ms: dict[tuple[str, str | None], dict[float | None, float]]) -> list[float | None]:
+    """The RTTs of a sweep in order, "direct" (None) first when it ran."""
+    rtts = sorted({r for v in ms.values() for r in v if r is not None})
+    return ([None] if any(None in v for v in ms.values()) else []) + rtts
+
+
+def latency_strategies(runs: Runs, db: str) -> list[Table]:
+    """The latency sweep of the strategy shapes on ``db``: per shape, a row per arm and strategy, ms per unit at
+    each RTT, and which of the arm's strategies is fastest there."""
+    names = labels(runs)
+    order = {a: i for i, a in enumerate(arm_order(runs.whole or runs))}
+    out = []
+    for (shape, mode), ms in strategy_sweep(runs, db).items():
+        columns = sweep_columns(ms)
+        fastest = fastest_strategies(ms, columns)
+        rows = []
+        for (arm, strategy) in sorted(ms, key=lambda x: (order.get(x[0], 99), x[1] or "")):
+            row = [names.get(arm, arm), strategy or "—"]
+            for r in columns:
+                v = ms[(arm, strategy)].get(r)
+                text = "—" if v is None else f"{v:.3g}"
+                if v is not None and fastest.get((arm, r)) == strategy:
+                    text += "*"
+                row.append(text)
+            rows.append(row)
+        header = ["Arm", "Strategy", *("direct" if r is None else f"{format_rtt(r)} ms" for r in columns)]
+        notes = ["Milliseconds per unit (lower is better) at each round-trip time the latency proxy held; *: "
+                 "the arm's fastest strategy at that RTT (a lead may be inside the noise: the ops/s tables give "
+                 "each cell's ± for the direct cells)."]
+        notes += _flips(ms, columns, names)
+        out.append(Table(f"{shape.code} {shape.title} — {mode}, by round-trip time", header, rows, notes,
+                         anchor=f"relational-latency-{shape.name}-{mode}"))
+    return out
+
+
+def _flips(ms: dict[tuple[str, str | None], dict[float | None, float]], columns: list[float | None],
+           names: dict[str, str]) -> list[str]:
     """One line per arm whose fastest strategy changes along the RTTs."""
+    fastest = fastest_strategies(ms, columns)
     lines = []
     for arm in sorted({a for a, _ in ms}):
-        winners = []
-        for r in columns:
-            figs = {s: v[r] for (a, s), v in ms.items() if a == arm and r in v}
-            if len(figs) > 1:
-                winners.append((r, min(figs, key=figs.__getitem__)))
+        winners = [(r, fastest[(arm, r)]) for r in columns if fastest.get((arm, r))]
         changes = [(a, b) for a, b in zip(winners, winners[1:]) if a[1] != b[1]]
         if changes:
             steps = ", ".join(f"{w0[1]} at {_rtt(w0[0])} → {w1[1]} at {_rtt(w1[0])}" for w0, w1 in changes)
-            lines.append(f"{arm}: the fastest strategy flips: {steps}.")
+            lines.append(f"{names.get(arm, arm)}: the fastest strategy flips: {steps}.")
     return lines
 
 
