@@ -164,3 +164,30 @@ def test_the_progress_counts_the_plans_rounds_and_names_the_dropped_ones(schedul
     progress = [line for line in lines if line.startswith("pytest-ormbench: timed rounds: ")]
     assert progress[-1].startswith("pytest-ormbench: timed rounds: 3 of 9 done, 6 dropped (")
     assert scheduler.outcome(scheduler.planned[0]).record is not None
+
+
+def test_the_run_accounts_for_its_wall_time_by_phase(scheduler: Scheduler) -> None:
+    """Issue 33: every request's wall time is charged to a phase (the child's own, or the parent's process and
+    messages), the rest of the run's to ``other``; the cells' records carry their child's phases; the terminal
+    summary's table is built from the account."""
+    from pytest_ormbench.results.report.tables.phases import phase_table
+    from pytest_ormbench.workload.phases import PHASES
+
+    outcomes = [scheduler.outcome(k) for k in scheduler.planned]
+    assert all(o.problem is None for o in outcomes)
+    for o in outcomes:
+        phases = o.record.phases
+        assert set(phases) <= set(PHASES) and phases["timed"] > 0 and phases["verify"] > 0
+        assert o.record.to_json()["phases"].keys() == phases.keys()
+        # the figure is made of the timed phase: its rounds' wall times sum to it
+        assert abs(sum(o.record.seconds) - phases["timed"]) < 1e-3
+    cold = next(o.record for o in outcomes if o.record.key.mode == "cold")
+    assert "warmup" not in cold.phases and "restore" not in cold.phases  # a fresh process per round
+    account = scheduler.run_facts()["phases"]
+    units, total = account["units"], account["total"]
+    assert set(units) == {"sqlite3"}
+    assert abs(sum(total.values()) - account["run_seconds"]) < 1e-6  # everything is charged somewhere
+    assert total["timed"] == pytest.approx(sum(o.record.phases["timed"] for o in outcomes))
+    assert total["process"] > 0 and total["count"] > 0 and total["build"] > 0
+    table = phase_table(account)
+    assert table is not None and table.rows[-1][0] == "Total" and table.header[-1] == "÷ timed"

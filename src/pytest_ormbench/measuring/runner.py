@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping
 from pytest_ormbench.workload.spec import ALL_MODELS, RELATIONAL, Settings, Unsupported
 from pytest_ormbench.arms.contract import Arm
 from pytest_ormbench.backends import Database, database_for
+from pytest_ormbench.workload.phases import PhaseClock
 from pytest_ormbench.workload.statements import StatementCounter
 from pytest_ormbench.measuring.callgrind import Callgrind
 from pytest_ormbench.workload.plan import CellPlan, Sizes, State, make_plan
@@ -112,6 +113,8 @@ class RoundResult:
     instructions: int | None = None
     #: collector runs inside the timed region
     gc_collections: int = 0
+    #: the round's own phases (prepare, timed, verify), seconds (``workload.phases``)
+    phases: dict[str, float] = field(default_factory=dict)
 
 
 def _settings_tag(settings: Settings) -> str:
@@ -195,6 +198,8 @@ class Counters:
     #: why statements are not counted for this arm (no SQL), when they were asked for
     statements_not_applicable: str | None = None
     callgrind: Callgrind | None = None
+    #: and the seconds this process spent per phase on the cell (``workload.phases``: the run's account)
+    phases: PhaseClock = field(default_factory=PhaseClock)
 
 
 class _GcWatch:
@@ -311,6 +316,7 @@ def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False, counters
     """
     discipline = discipline or GC_DISCIPLINE
     database = database or database_for(type(arm))
+    start = clock()
     # Everything that touches files or the whole heap happens before preparation, which then warms the
     # caches the op needs; between preparation and the clock only the collector's state changes. (The
     # commit counter read here also counts any commit preparation made, so such a commit fails the check.)
@@ -318,6 +324,7 @@ def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False, counters
     if discipline == "prep-collect" or memory:
         gc.collect()
     args, objs = prepare_inputs(arm, plan)
+    prepared = clock()
     timed = timed_call(arm, getattr(arm, plan.op.name), args, memory=memory, counters=counters, discipline=discipline)
     after = database.commits(db)
     commits = after - before if before is not None and after is not None else None
@@ -330,7 +337,14 @@ def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False, counters
     if timed.memory_peak is not None:
         facts["memory_peak_bytes"] = timed.memory_peak
     return RoundResult(timed.seconds, facts, statements=timed.statements, instructions=timed.instructions,
-                       gc_collections=timed.gc_collections)
+                       gc_collections=timed.gc_collections, phases=round_phases(start, prepared, timed.seconds))
+
+
+def round_phases(start: float, prepared: float, seconds: float) -> dict[str, float]:
+    """A round's phases from its clock reads: preparation up to ``prepared``, the op, and the rest (the
+    collector held and let go, the checks) as verification."""
+    end = clock()
+    return {"prepare": prepared - start, "timed": seconds, "verify": max(0.0, end - prepared - seconds)}
 
 
 def run_shape_round(arm: Arm, plan: ShapePlan, strategy: str | None, db: Path, memory: bool = False,
@@ -339,11 +353,13 @@ def run_shape_round(arm: Arm, plan: ShapePlan, strategy: str | None, db: Path, m
     """One round of a Test 4 shape: its inputs prepared, the arm's shape method timed, then verified."""
     discipline = discipline or GC_DISCIPLINE
     database = database or database_for(type(arm))
+    start = clock()
     before = database.commits(db)
     if discipline == "prep-collect" or memory:
         gc.collect()
     args, kwargs = relational.call_args(plan, strategy)
     rss_before = reset_peak_rss() if memory else None
+    prepared = clock()
     timed = timed_call(arm, getattr(arm, plan.shape.name), args, kwargs, memory=memory, counters=counters,
                        discipline=discipline)
     after = database.commits(db)
@@ -359,7 +375,7 @@ def run_shape_round(arm: Arm, plan: ShapePlan, strategy: str | None, db: Path, m
         if rss_before is not None and rss_peak is not None:
             facts["rss_peak_growth_bytes"] = max(0, rss_peak - rss_before)
     return RoundResult(timed.seconds, facts, statements=timed.statements, instructions=timed.instructions,
-                       gc_collections=timed.gc_collections)
+                       gc_collections=timed.gc_collections, phases=round_phases(start, prepared, timed.seconds))
 
 
 def peak_rss() -> int | None:
@@ -434,7 +450,8 @@ def shape_plan_of(cell: Cell) -> ShapePlan:
 
 
 def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) -> tuple[list[RoundResult], Counters]:
-    """Run a cell's rounds in this process (one round per process in cold mode)."""
+    """Run a cell's rounds in this process (one round per process in cold mode); ``counters.phases`` says where
+    this process's time on it went."""
     arm_cls = import_arm(cell.target)
     model = ALL_MODELS[cell.model]
     work = cell_work(cell, arm_cls)
@@ -442,38 +459,49 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
     database = database_for(arm_cls, cell.db)
     if cell.db != "sqlite":
         database.rtt_ms = cell.rtt_ms  # type: ignore[attr-defined]  # the proxy the arm's location points at
-    template = work.build()
+    phases = PhaseClock()
+    with phases("template"):
+        template = work.build()
     counters = counters_for(cell, database)  # before the arm connects: the trace goes on at connect time
+    counters.phases = phases
     cell.work_dir.mkdir(parents=True, exist_ok=True)
-    db = database.location(cell.work_dir, f"{cell.arm}-{uuid.uuid4().hex[:8]}")
-    database.copy(template, db)
-    # on a server: the column types the ORM created, recorded per cell (how each ORM maps JSON, decimals, ...)
-    column_types = database.column_types(db)
+    with phases("copy"):
+        db = database.location(cell.work_dir, f"{cell.arm}-{uuid.uuid4().hex[:8]}")
+        database.copy(template, db)
+        # on a server: the column types the ORM created, recorded per cell (how each ORM maps JSON, decimals, ...)
+        column_types = database.column_types(db)
     arm = arm_cls(model, cell.settings)
-    drive(arm.open(db))
+    with phases("open"):
+        drive(arm.open(db))
     results: list[RoundResult] = []
     try:
         if cell.warmup:
-            work.round(arm, db, database=database)  # the warm-up: verified, its time discarded
-            drive(arm.restore(template))
+            with phases("warmup"):
+                work.round(arm, db, database=database)  # the warm-up: verified, its time discarded
+            with phases("restore"):
+                drive(arm.restore(template))
         for r in range(cell.rounds):
             if r:
-                drive(arm.restore(template))
+                with phases("restore"):
+                    drive(arm.restore(template))
             res = work.round(arm, db, counters=counters, database=database)
+            phases.merge(res.phases)
             results.append(res)
             if on_round:
                 on_round(res)
         if cell.memory:
-            drive(arm.restore(template))
-            mem = work.round(arm, db, memory=True, database=database)
+            with phases("memory"):
+                drive(arm.restore(template))
+                mem = work.round(arm, db, memory=True, database=database)
             for fact in ("memory_peak_bytes", "rss_peak_growth_bytes"):
                 if fact in mem.facts:
                     results[-1].facts[fact] = mem.facts[fact]
         if column_types and results:
             results[-1].facts["column_types"] = column_types
     finally:
-        drive(arm.close())
-        database.remove(db)
+        with phases("open"):
+            drive(arm.close())
+            database.remove(db)
     return results, counters
 
 

@@ -136,6 +136,7 @@ def measure(cell: "Cell") -> "CellRecord":
         statements=[r.statements for r in rounds if r.statements is not None],
         statements_note=counters.statements_not_applicable,
         instrumented="callgrind" if counters.callgrind is not None else None,
+        phases=dict(counters.phases.seconds),
     )
 
 

@@ -112,8 +112,9 @@ def terminal_summary(terminalreporter, config: pytest.Config) -> None:  # noqa: 
     scheduler = session.scheduler
     if not scheduler.records and not scheduler.not_run:
         return
-    from pytest_ormbench.results.report.render import render_not_run, render_summary
+    from pytest_ormbench.results.report.render import render_not_run, render_summary, text_table
     from pytest_ormbench.results.report.tables import busy_line
+    from pytest_ormbench.results.report.tables.phases import phase_table
 
     tr = terminalreporter
     busy = None
@@ -134,6 +135,10 @@ def terminal_summary(terminalreporter, config: pytest.Config) -> None:  # noqa: 
                       f"{'unknown' if floor is None else f'{floor:.1%}'} (sqlite3 probe, rows/s: {figures or 'none'})")
         for note in facts["notes"]:
             tr.write_line(note)
+        account = phase_table(facts.get("phases"))
+        if account is not None:
+            tr.write_line("")
+            tr.write_line(text_table(account, 100))
     if scheduler.not_run:
         tr.write_sep("-", "pytest-ormbench: cells without a number")
         tr.write_line(render_not_run(scheduler.not_run))

@@ -85,6 +85,8 @@ class CellRecord:
     slots: list[int | None] = field(default_factory=list)
     worker_pids: list[int] = field(default_factory=list)
     schedule: str | None = None
+    #: seconds the measuring processes spent per phase on the cell (``workload.phases``), summed over requests
+    phases: dict[str, float] = field(default_factory=dict)
     loadavg_1min: float | None = None
     verified: bool = True
     #: statements by kind (``workload.statements.KINDS``), one dict per counted repetition of the op
@@ -150,7 +152,9 @@ class CellRecord:
             raise RecordError(f"cannot merge {later.key.id} into {self.key.id}")
         measures = {name: [*self.measures.get(name, []), *later.measures.get(name, [])]
                     for name in dict.fromkeys([*self.measures, *later.measures])}
-        return replace(later, measures=measures, slots=[*self.slots, *later.slots],
+        phases = {p: self.phases.get(p, 0.0) + later.phases.get(p, 0.0) for p in dict.fromkeys([*self.phases,
+                                                                                             *later.phases])}
+        return replace(later, measures=measures, slots=[*self.slots, *later.slots], phases=phases,
                        worker_pids=[*self.worker_pids, *later.worker_pids],
                        statements=[*self.statements, *later.statements],
                        statements_note=later.statements_note or self.statements_note,
@@ -209,6 +213,8 @@ class CellRecord:
         }
         if self.key.strategy is not None:
             out["strategy"] = self.key.strategy
+        if self.phases:
+            out["phases"] = {k: round(v, 6) for k, v in self.phases.items()}
         if self.facts.arm_facts:
             out["arm_facts"] = dict(self.facts.arm_facts)
         if self.facts.memory_peak_bytes is not None:
@@ -261,6 +267,7 @@ class CellRecord:
                 slots=list(info.get("round_slots") or []),
                 worker_pids=list(info.get("worker_pids") or []),
                 schedule=info.get("schedule"),
+                phases={str(k): float(v) for k, v in (info.get("phases") or {}).items()},
                 loadavg_1min=info.get("loadavg_1min"),
                 verified=info.get("verified") is True,
                 statements=[{str(k): int(v) for k, v in d.items()} for d in info.get("statements") or []],

@@ -38,6 +38,7 @@ from pytest_ormbench.measuring.runner import Cell
 from pytest_ormbench.scheduling.probe import (LOADAVG, PROBE_CELLS, PROBE_ROUNDS, PROBE_SIZES, loadavg,  # noqa: F401
                                               probe_facts, probe_figure)
 from pytest_ormbench.scheduling.workers import Worker, WorkerCrashed, child_env
+from pytest_ormbench.workload.phases import PhaseClock
 
 class CellProblem(Exception):
     """A cell that produced no number: unsupported, skipped, failed or failed verification."""
@@ -98,6 +99,9 @@ class Scheduler:
 
     def __post_init__(self) -> None:
         self.env = child_env([str(self.rootdir)])
+        #: where the run's wall time went, per unit (arm at its place; "probe" for the drift probe)
+        self.account: dict[str, PhaseClock] = {}
+        self._started = time.monotonic()
         #: the run's database servers, started when a cell first needs one
         self.servers = Servers(self.run.settings, self.tmp, self.run.postgresql_url, self.run.mysql_url)
         self.workers: dict[str, Worker] = {}
@@ -238,8 +242,37 @@ class Scheduler:
 
     def _build(self, key: CellKey) -> None:
         """The cell's starting state, built and verified in the arm's long-lived worker (untimed)."""
+        t0 = time.monotonic()
         payload = {"cmd": "build", "cell": self._cell(key, 1, False).to_json()}
-        self._ask(self._persistent(key), key, payload, persistent=True)
+        reply = self._ask(self._persistent(key), key, payload, persistent=True)
+        self._charge(key, "build", time.monotonic() - t0, reply)
+
+    # -- the account of the run's wall time ----------------------------------------------------------
+    def _charge(self, key: CellKey | None, phase: str, wall: float, reply: dict[str, Any] | None = None,
+                record: CellRecord | None = None) -> None:
+        """Charge a request's wall time: the child's phases as it reported them (a record's), ``phase`` for the
+        rest of what the child did, and what the parent waited beyond the child's own time as ``process``."""
+        clock = self.account.setdefault("probe" if key is None else self.unit(key), PhaseClock())
+        inside = float(reply.get("request_seconds") or 0.0) if reply else 0.0
+        inside = min(inside, wall) if inside else wall
+        if record is not None and record.phases:
+            clock.merge(record.phases)
+            phases = sum(record.phases.values())
+            clock.add("process", wall - min(phases, wall))
+        else:
+            clock.add(phase, inside)
+            clock.add("process", wall - inside)
+
+    def phase_account(self) -> dict[str, Any]:
+        """Where the run's wall time went so far: per unit and in total, seconds per phase, with ``other`` the
+        run's wall time that no request and no probe took."""
+        run = time.monotonic() - self._started
+        units = {u: dict(c.seconds) for u, c in sorted(self.account.items())}
+        total = PhaseClock()
+        for phases in units.values():
+            total.merge(phases)
+        total.add("other", run - total.total())
+        return {"run_seconds": run, "total": dict(total.seconds), "units": units}
 
     def _rounds(self, key: CellKey, rounds: int, memory: bool, count: bool = True) -> CellRecord:
         """``rounds`` rounds back to back (warm: in the arm's worker; cold: a fresh worker each), numbered.
@@ -253,16 +286,24 @@ class Scheduler:
         if key.mode == "warm" and self._prefix is not None:
             # under callgrind a warm cell gets a process of its own (warm-up, then its rounds): an op's count
             # then depends on the cell alone, not on what other cells left in a long-lived worker's heap
+            t0 = time.monotonic()
             cell = self._cell(key, rounds, True, memory)
-            record = _with_load(CellRecord.from_json(self._once(key, cell, measuring=True)["record"]))
+            reply = self._once(key, cell, measuring=True)
+            record = _with_load(CellRecord.from_json(reply["record"]))
+            self._charge(key, "timed", time.monotonic() - t0, reply, record)
         elif key.mode == "warm":
+            t0 = time.monotonic()
             cell = self._cell(key, rounds, True, memory, statements=inline)
             reply = self._ask(self._persistent(key), key, {"cmd": "run", "cell": cell.to_json()}, persistent=True)
             record = _with_load(CellRecord.from_json(reply["record"]))
+            self._charge(key, "timed", time.monotonic() - t0, reply, record)
         else:
             for r in range(rounds):
+                t0 = time.monotonic()
                 cell = self._cell(key, 1, False, memory and r == rounds - 1, statements=inline)
-                one = _with_load(CellRecord.from_json(self._once(key, cell, measuring=True)["record"]))
+                reply = self._once(key, cell, measuring=True)
+                one = _with_load(CellRecord.from_json(reply["record"]))
+                self._charge(key, "timed", time.monotonic() - t0, reply, one)
                 record = one if record is None else record.merged(one)
         assert record is not None
         if self.timed:
@@ -274,13 +315,17 @@ class Scheduler:
 
     def _count(self, key: CellKey) -> CellRecord:
         """One untimed repetition with statements counted: warm in the arm's counting worker, cold in a fresh one."""
+        t0 = time.monotonic()
         if key.mode != "warm":
-            return CellRecord.from_json(self._once(key, self._cell(key, 1, False, statements=True))["record"])
-        w = self.counters.get(self.owner(key))
-        if w is None or w.proc.poll() is not None:
-            w = self.counters[self.owner(key)] = Worker(env=self._env(self.env, key), cwd=str(self.rootdir))
-        payload = {"cmd": "run", "cell": self._cell(key, 1, True, statements=True).to_json()}
-        return CellRecord.from_json(self._ask(w, key, payload, persistent=True)["record"])
+            reply = self._once(key, self._cell(key, 1, False, statements=True))
+        else:
+            w = self.counters.get(self.owner(key))
+            if w is None or w.proc.poll() is not None:
+                w = self.counters[self.owner(key)] = Worker(env=self._env(self.env, key), cwd=str(self.rootdir))
+            payload = {"cmd": "run", "cell": self._cell(key, 1, True, statements=True).to_json()}
+            reply = self._ask(w, key, payload, persistent=True)
+        self._charge(key, "count", time.monotonic() - t0, reply)
+        return CellRecord.from_json(reply["record"])
 
     def _once(self, key: CellKey, cell: Cell, measuring: bool = False) -> dict[str, Any]:
         """One request in a fresh worker, closed after it."""
@@ -315,6 +360,7 @@ class Scheduler:
         try:
             self._probe_once(when)
         finally:
+            self._charge(None, "probe", time.monotonic() - t0)
             if self._progress is not None:
                 self._progress.finish("probe", time.monotonic() - t0)
 
@@ -332,8 +378,8 @@ class Scheduler:
         self.probes.append({"when": when, "rows_per_s": figure, "loadavg_1min": loadavg()})
 
     def run_facts(self) -> dict[str, Any]:
-        """Run-level facts for the JSON's top-level ``ormbench`` key."""
-        return probe_facts(self.run.schedule_name, self.probes, self.probe_notes)
+        """Run-level facts for the JSON's top-level ``ormbench`` key (the phase account among them)."""
+        return {**probe_facts(self.run.schedule_name, self.probes, self.probe_notes), "phases": self.phase_account()}
 
     def finish(self) -> None:
         """End of the run: the last probe of a back-to-back run (an interleaved one took it already)."""
