@@ -96,6 +96,22 @@ def _psycopg() -> Any:
     return psycopg
 
 
+def parents_first(names: Sequence[str], edges: Sequence[tuple[str, str]]) -> list[str]:
+    """``names`` ordered so that every table comes after the tables it references ((child, parent) ``edges``),
+    keeping the given order among tables free to go (a cycle keeps the given order for what is left)."""
+    parents: dict[str, set[str]] = {n: set() for n in names}
+    for child, parent in edges:
+        if child in parents and parent in parents:
+            parents[child].add(parent)
+    out: list[str] = []
+    left = list(names)
+    while left:
+        ready = next((n for n in left if parents[n] <= set(out)), left[0])
+        out.append(ready)
+        left.remove(ready)
+    return out
+
+
 class PostgresDatabase(ServerDatabase):
     """Databases on one PostgreSQL server; commits, connections and statements counted by the server."""
 
@@ -175,8 +191,15 @@ class PostgresDatabase(ServerDatabase):
 
     # -- templates and restore ----------------------------------------------------------------------------
     def _tables(self, conn: Any) -> list[str]:
-        rows = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename").fetchall()
-        return [r[0] for r in rows]
+        """The arm's tables, parents before the tables that reference them (a restore refills them in this order,
+        which the foreign keys check as it goes), by name otherwise."""
+        names = [r[0] for r in conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename").fetchall()]
+        edges = conn.execute(
+            "SELECT c.conrelid::regclass::text, c.confrelid::regclass::text FROM pg_constraint c "
+            "JOIN pg_namespace n ON n.oid = c.connamespace WHERE c.contype = 'f' AND n.nspname = 'public' "
+            "AND c.conrelid <> c.confrelid").fetchall()
+        return parents_first(names, [(str(child).strip('"'), str(parent).strip('"')) for child, parent in edges])
 
     def _sequences(self, conn: Any) -> list[tuple[str, str, str]]:
         """(table, column, sequence) for every column fed by a sequence (serial or identity) in public."""

@@ -67,7 +67,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    runs = load(args.files)
+    runs = load(args.files, shards=args.shards)
     if args.html is not None:
         from pytest_ormbench.results.report.html import write_html
 
@@ -117,6 +117,9 @@ def main(argv: list[str] | None = None) -> int:
                      help="directory for PNG and SVG charts (default with -o OUT.md: OUT-charts/ beside it, so that "
                           "two reports in one folder keep their own charts)")
     rep.add_argument("--no-charts", action="store_true", help="write no charts")
+    rep.add_argument("--shards", choices=("refuse", "normalise"), default="refuse",
+                     help="shards of one matrix (--ormbench-shard runs) from several machines: refuse them (default), "
+                          "or scale each shard's wall times by its own control arms and say so in every table")
     rep.add_argument("--html", type=Path, default=None, metavar="OUT.html",
                      help="also write the report as one self-contained HTML page (sortable, filterable tables and "
                           "charts; no network needed to read it); alone, without -o or --format, only the page")

@@ -134,6 +134,29 @@ class ControlArm:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         _put_back_the_control_arm(config, items)
+        _keep_the_shard(config, items)
+
+
+def _keep_the_shard(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """--ormbench-shard=K/N: deselect the cells other shards run (after -k and -m, so that the selection is what
+    is split); the control arms' cells stay in every shard."""
+    session = config.stash.get(SESSION_KEY, None)
+    if session is None or session.run.shard is None:
+        return
+    from pytest_ormbench.scheduling.shards import Shard, recorded_durations, shard_cells
+
+    shard = Shard(*session.run.shard)
+    keys = [k for k in map(_cell_of, items) if k is not None]
+    durations = recorded_durations(Path(session.run.shard_durations)) if session.run.shard_durations else None
+    mine = shard_cells(keys, shard, session.run.rounds, durations)
+    gone = [item for item in items if (k := _cell_of(item)) is not None and k not in mine]
+    if gone:
+        items[:] = [item for item in items if item not in set(gone)]
+        config.hook.pytest_deselected(items=gone)
+    controls = sum(1 for k in mine if k.arm in CONTROL_ARMS)
+    how = f"balanced by the durations in {session.run.shard_durations}" if durations else "balanced by estimates"
+    session.notes.append(f"pytest-ormbench: shard {shard.label}: {len(mine)} of {len(keys)} cells "
+                         f"({controls} of them the control arms', in every shard), {how}")
 
 
 def _put_back_the_control_arm(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -85,6 +85,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("mysql-settings", "", "MariaDB durability for every arm, changed from the durable defaults: "
            "comma-separated NAME=VALUE of innodb_flush_log_at_trx_commit, sync_binlog, log_bin, innodb_doublewrite "
            "(applied to the throwaway server; a URL server must already run with them)", metavar="NAME=VALUE,..."),
+    Option("shard", "", "run shard K of N of the matrix (K/N, 1-based): the cells split deterministically and balanced "
+           "by duration, the control arms' cells in every shard; ormbench report merges the shards' JSON",
+           metavar="K/N"),
+    Option("shard-durations", "", "balance --ormbench-shard by the cells' durations in this earlier run's JSON "
+           "(without it: estimated from each cell's kind)", metavar="FILE"),
     Option("rtts", "", "a latency sweep on the server databases: comma-separated round-trip times in ms (e.g. "
            "0,1,5,25); each server cell runs once per RTT with the arm's connection through a loopback proxy that "
            "delays every chunk by RTT/2 each way (0 goes through the proxy too, to price it; 'direct' adds the "

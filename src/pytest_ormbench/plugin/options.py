@@ -182,6 +182,24 @@ def _choices(flag: str, value: str, valid: dict[str, str], allow_all: bool, orde
     return tuple(sorted(picked, key=order.index))
 
 
+def _shard(value: str, durations: str, cwd: str) -> tuple[tuple[int, int] | None, str]:
+    """``--ormbench-shard`` as (K, N), and ``--ormbench-shard-durations`` as an absolute path checked now."""
+    from pytest_ormbench.scheduling.shards import Shard, ShardError, recorded_durations
+    if not value:
+        if durations:
+            raise pytest.UsageError("--ormbench-shard-durations balances --ormbench-shard: give --ormbench-shard=K/N")
+        return None, ""
+    try:
+        shard = Shard.parse(value)
+        path = ""
+        if durations:
+            path = str(Path(cwd, durations).resolve())
+            recorded_durations(Path(path))
+    except ShardError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return (shard.index, shard.count), path
+
+
 def _strategies(value: str) -> tuple[str, ...]:
     """``--ormbench-strategies``: strategy names as the arms call them (``selectin``, ``prefetch_related``) or
     kinds (``lazy``, ``join``, ``batched``; the dashboard's ``sequential``, ``pipelined``); empty: all. Names are
@@ -343,6 +361,8 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
         arms = tuple(a for a in arm_names if a in arms or a in wanted)
     rtts_flag = _spelled(config, o["rtts"])
     rtts = _rtts(str(get("rtts") or ""), rtts_flag)
+    shard, shard_durations = _shard(str(get("shard") or "").strip(), str(get("shard-durations") or "").strip(),
+                                    str(config.invocation_params.dir))
     if rtts and not any(db != "sqlite" for db in dbs):
         dbs_flag = PREFIX + o["dbs"].old if rtts_flag != o["rtts"].flag else o["dbs"].flag  # in the user's words
         raise pytest.UsageError(f"{rtts_flag} sweeps a server's round trip: it needs {dbs_flag}=postgresql or mysql")
@@ -422,7 +442,7 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
         arms=arms, models=models, ops=ops, shapes=shapes, strategies=strategies, modes=modes, tables=tables,
         rounds=rounds,
         sizes=Sizes(iterations, batch), settings=Settings(journal, sync, postgresql=pg_settings, mysql=my_settings),
-        dbs=dbs, postgresql_url=pg_url, mysql_url=my_url, rtts=rtts,
+        dbs=dbs, postgresql_url=pg_url, mysql_url=my_url, rtts=rtts, shard=shard, shard_durations=shard_durations,
         verify_only=verify_only, benchmark_disabled=benchmark_disabled, register=register,
         memory=bool(get("memory")), report=str(get("report") or "").strip(), schedule=schedule,
         compare=str(get("compare") or "").strip(), compare_markdown=str(get("compare-markdown") or "").strip(),

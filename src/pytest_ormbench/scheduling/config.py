@@ -116,6 +116,10 @@ class RunConfig:
     shapes: tuple[str, ...] = tuple(shape.name for shape in SHAPES)
     #: Test 4's strategies (``--ormbench-strategies``: names or kinds); empty: every strategy each arm declares
     strategies: tuple[str, ...] = ()
+    #: ``--ormbench-shard``: this run is shard (K, N) of the matrix; None: the whole matrix
+    shard: tuple[int, int] | None = None
+    #: ``--ormbench-shard-durations``: the earlier run's JSON the split is balanced by ("": estimated)
+    shard_durations: str = ""
 
     @property
     def timed(self) -> bool:

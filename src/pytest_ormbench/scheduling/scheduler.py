@@ -379,7 +379,12 @@ class Scheduler:
 
     def run_facts(self) -> dict[str, Any]:
         """Run-level facts for the JSON's top-level ``ormbench`` key (the phase account among them)."""
-        return {**probe_facts(self.run.schedule_name, self.probes, self.probe_notes), "phases": self.phase_account()}
+        facts = {**probe_facts(self.run.schedule_name, self.probes, self.probe_notes), "phases": self.phase_account()}
+        if self.run.shard is not None:
+            index, count = self.run.shard
+            facts["shard"] = {"index": index, "count": count, "cells": len(self.planned),
+                              "durations": self.run.shard_durations or None}
+        return facts
 
     def finish(self) -> None:
         """End of the run: the last probe of a back-to-back run (an interleaved one took it already)."""

@@ -32,6 +32,9 @@ def classify(sql: str) -> str:
     if text[:30].upper().startswith("SELECT PG_ADVISORY_UNLOCK_ALL"):
         return "other"  # asyncpg's reset of a connection going back to its pool: the driver's, not a read
     word = text.split(None, 1)[0].upper().rstrip(";") if text else ""
+    if word == "DECLARE" and " CURSOR " in f" {text[:200].upper()} ":
+        # a server-side cursor (psycopg's named cursor, a driver's streaming read): the query it declares
+        word = text.upper().split(" FOR ", 1)[1].split(None, 1)[0] if " FOR " in text.upper() else word
     kind = _FIRST_WORDS.get(word, "other")
     if kind == "SELECT" and word == "WITH":
         # a CTE in front of a write is that write

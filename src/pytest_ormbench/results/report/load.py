@@ -134,6 +134,10 @@ class Runs:
     superseded: list[LoadedCell] = field(default_factory=list, repr=False, compare=False)
     #: the runs a scoped one was cut from (labels and footnotes speak for every database)
     whole: Runs | None = field(default=None, repr=False, compare=False)
+    #: the shards' wall times were normalised by each shard's control arms (``report.shards``): tables say so
+    normalised: bool = False
+    #: lines for the report's header: the shards merged and the machines they ran on
+    header: list[str] = field(default_factory=list)
 
     def places(self) -> list[str]:
         """The places the cells come from (``sqlite``, ``postgresql``, ``postgresql@5ms``), in report order."""
@@ -152,7 +156,8 @@ class Runs:
         cells = {k: c for k, c in whole.cells.items()
                  if c.record.key.db == db and (c.record.key.rtt_ms is not None) == sweep}
         return Runs(cells, self.notes, self.sources, self.run_facts, self.written,
-                    scope=db + ("@rtt" if sweep else ""), whole=whole)
+                    scope=db + ("@rtt" if sweep else ""), whole=whole, normalised=whole.normalised,
+                    header=whole.header)
 
     def of_models(self, models: Iterable[str]) -> Runs:
         """The runs with the cells of these models only (Tests 1-3's tables never see Test 4's cells, nor the other
@@ -160,7 +165,8 @@ class Runs:
         wanted = set(models)
         cells = {k: c for k, c in self.cells.items() if k.model in wanted}
         return Runs(cells, self.notes, self.sources, self.run_facts, self.written, scope=self.scope,
-                    superseded=[c for c in self.superseded if c.key.model in wanted],
+                    superseded=[c for c in self.superseded if c.key.model in wanted], normalised=self.normalised,
+                    header=self.header,
                     whole=None if self.whole is None else self.whole.of_models(wanted))
 
     def add(self, cell: LoadedCell) -> None:
@@ -302,11 +308,20 @@ def require_cells(cells: list[LoadedCell], unverified: int, source: str) -> None
         raise ReportError(f"{source}: no pytest-ormbench cells in it (was it written without the plugin?)")
 
 
-def load(paths: Iterable[str | Path]) -> Runs:
+def load(paths: Iterable[str | Path], shards: str = "refuse") -> Runs:
+    """The cells of the files, folded into one set (a later run's cell replaces an earlier one's).
+
+    ``shards``: what to do with the shards of a matrix (``--ormbench-shard`` runs) from several machines:
+    ``refuse`` them (a :class:`ReportError`), or ``normalise`` each by its own control arms (``report.shards``).
+    """
+    from pytest_ormbench.results.report.shards import ShardMixError, check_machines, normalise
+
     runs = Runs()
     paths = list(paths)
     if not paths:
         raise ReportError("no JSON files given")
+    per_file: dict[str, list[LoadedCell]] = {}
+    machine_of: dict[str, Mapping[str, Any]] = {}
     for p in paths:
         path = Path(p)
         doc = read_json(path)
@@ -316,14 +331,26 @@ def load(paths: Iterable[str | Path]) -> Runs:
             runs.notes.append(f"{path}: {foreign} benchmark(s) that are not pytest-ormbench cells were ignored")
         if unverified:
             runs.notes.append(f"{path}: {unverified} cell(s) not marked verified were left out")
-        swept = {replace(c.record.key, rtt_ms=None) for c in cells if c.record.key.rtt_ms is not None}  # direct keys
-        for cell in cells:
-            cell.from_sweep = cell.record.key.rtt_ms is None and cell.record.key in swept
-            runs.add(cell)
+        per_file[str(path)] = cells
+        machine_of[str(path)] = doc.get("machine_info") or {}
         runs.sources.append(str(path))
         runs.written[str(path)] = str(doc.get("datetime", ""))
         if isinstance(doc.get("ormbench"), dict):
             runs.run_facts[str(path)] = doc["ormbench"]
+    try:
+        scale, notes = check_machines(machine_of, runs.run_facts, shards)
+    except ShardMixError as exc:
+        raise ReportError(str(exc)) from None
+    runs.header.extend(notes)
+    if scale:
+        per_file = normalise(per_file, list(per_file), runs.run_facts)
+        runs.notes.extend(per_file.pop("", []))  # type: ignore[arg-type]
+        runs.normalised = True
+    for source, cells in per_file.items():
+        swept = {replace(c.record.key, rtt_ms=None) for c in cells if c.record.key.rtt_ms is not None}  # direct keys
+        for cell in cells:
+            cell.from_sweep = cell.record.key.rtt_ms is None and cell.record.key in swept
+            runs.add(cell)
     runs.sources.sort()  # the shell's glob order follows the locale; the report must not
     runs.notes.extend([*runs.replaced_notes(), *runs.fold_notes()])
     return runs

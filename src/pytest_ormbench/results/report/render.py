@@ -69,6 +69,18 @@ def _server_intro(runs: Runs, db: str) -> str:
 
 
 def sections(runs: Runs) -> list[Table]:
+    """The report's tables in order: SQLite's, then each server database's, its latency sweep, then the runs;
+    when the shards' wall times were normalised, every table of wall-time figures says so in its title."""
+    tables = _sections(runs)
+    if runs.normalised:
+        for t in tables:
+            if not t.anchor.startswith(("statements", "instructions", "runs", "relational-statements",
+                                        "relational-instructions")):
+                t.title += " — normalised by each shard's control"
+    return tables
+
+
+def _sections(runs: Runs) -> list[Table]:
     """The report's tables in order: SQLite's, then each server database's, its latency sweep, then the runs.
 
     A report of SQLite cells only has no section headings (and is what it was before the database axis)."""

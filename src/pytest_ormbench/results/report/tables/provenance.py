@@ -112,6 +112,7 @@ def environment(runs: Runs) -> list[str]:
             versions[dist].add(ver)
     lines = [
         f"Machine: {'; '.join(sorted(machines))}",
+        *all_runs.header,
         f"Python: {values(lambda r: r.env.python)}"
         + (f"; SQLite: {values(lambda r: r.env.sqlite_version, lite)}" if lite or not by_db else ""),
     ]

@@ -169,7 +169,9 @@ def selects_table(runs: Runs, mode: str) -> Table | None:
     return Table(f"Test 4: statements — {mode}", ["Shape", *(names[a] for a in arms)], rows,
                  ["Statements by kind (S SELECT, I INSERT, U UPDATE, D DELETE, B BEGIN, C COMMIT, o other), from the "
                   "untimed counting repetition: per unit for the reads (a page, a query, a get), per round for the "
-                  "writes and R12 (one round streams the whole table)."], anchor=f"relational-statements-{mode}")
+                  "writes and R12 (one round streams the whole table). On SQLite an arm whose schema deletes R18's "
+                  "children by ON DELETE CASCADE shows each cascaded deletion as a DELETE (the driver's trace "
+                  "reports them)."], anchor=f"relational-statements-{mode}")
 
 
 def _statements_text(cell: LoadedCell, per_unit: bool) -> str:
