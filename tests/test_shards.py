@@ -51,25 +51,33 @@ def test_a_bad_shard_is_one_line(text: str) -> None:
         Shard.parse(text)
 
 
-def _run(tmp: Path, out: Path, *args: str) -> None:
-    cmd = [sys.executable, "-m", "pytest", str(ROOT / "bench_suites"), "-p", "no:cacheprovider", "-q",
-           "--ormbench-arms=sqlite3,peewee,sqlalchemy", "--ormbench-models=simple", "--ormbench-ops=B,F,K",
-           "--ormbench-modes=warm", "--ormbench-rounds=2", "--ormbench-iterations=5", "--ormbench-batch=50",
-           "--ormbench-no-probe", f"--benchmark-json={out}", *args]
-    result = subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=600)
+MATRIX = ["--ormbench-arms=sqlite3,peewee,sqlalchemy", "--ormbench-models=simple", "--ormbench-ops=B,F,K",
+          "--ormbench-modes=warm", "--ormbench-rounds=2", "--ormbench-iterations=5", "--ormbench-batch=50",
+          "--ormbench-no-probe"]
+SCRIPT = ROOT / ".ci" / "shard"
+
+
+def _ok(result: subprocess.CompletedProcess[str]) -> None:
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+
+
+def _script(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """.ci/shard, the script the workflow's steps call, with this interpreter."""
+    import os
+    return subprocess.run(["bash", str(SCRIPT), *args], cwd=cwd, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "ORMBENCH_PYTHON": sys.executable})
 
 
 @pytest.fixture(scope="module")
 def shard_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Path]]:
+    """The matrix run whole, and as three shards one after the other through the workflow's script."""
     tmp = tmp_path_factory.mktemp("shards")
     whole = tmp / "whole.json"
-    _run(tmp, whole)
-    parts = []
+    _ok(subprocess.run([sys.executable, "-m", "pytest", str(ROOT / "bench_suites"), "-p", "no:cacheprovider", "-q",
+                        *MATRIX, f"--benchmark-json={whole}"], cwd=tmp, capture_output=True, text=True, timeout=600))
     for k in (1, 2, 3):
-        parts.append(tmp / f"shard{k}.json")
-        _run(tmp, parts[-1], f"--ormbench-shard={k}/3")
-    return whole, parts
+        _ok(_script("run", str(k), "3", str(tmp / "out"), *MATRIX, cwd=tmp))
+    return whole, [tmp / "out" / f"shard-{k}.json" for k in (1, 2, 3)]
 
 
 def _ids(path: Path) -> list[str]:
@@ -101,6 +109,27 @@ def test_a_shard_run_again_replaces_its_cells(shard_files: tuple[Path, list[Path
     runs = load([*parts, again])
     assert len(runs.cells) == len(load(parts).cells)  # replaced, never doubled
     assert any(again.name in note for note in runs.notes)
+
+
+def test_the_workflows_script_merges_the_shards(shard_files: tuple[Path, list[Path]], tmp_path: Path) -> None:
+    _, parts = shard_files
+    _ok(_script("merge", str(parts[0].parent), str(tmp_path / "merged"), cwd=tmp_path))
+    report = (tmp_path / "merged" / "report.md").read_text()
+    assert "Shards: " in report and "1/3, 2/3, 3/3" in report
+    assert (tmp_path / "merged" / "index.html").is_file() and list((tmp_path / "merged" / "charts").glob("*.png"))
+    bad = _script("merge", str(tmp_path / "nothing"), str(tmp_path / "x"), cwd=tmp_path)
+    assert bad.returncode == 2 and "no shard-*.json" in bad.stderr
+
+
+def test_the_sharded_workflow_is_a_valid_github_workflow() -> None:
+    """Validated against GitHub's workflow schema as check-jsonschema ships it (no network)."""
+    workflows = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+    assert any(w.name == "ormbench-sharded.yml" for w in workflows)
+    result = subprocess.run([sys.executable, "-m", "check_jsonschema", "--builtin-schema", "vendor.github-workflows",
+                             *map(str, workflows)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = (ROOT / ".github" / "workflows" / "ormbench-sharded.yml").read_text()
+    assert "bash .ci/shard run" in text and "bash .ci/shard merge" in text
 
 
 def _other_machine(src: Path, dst: Path) -> Path:

@@ -36,11 +36,18 @@ def shard_of(facts: Mapping[str, Any] | None) -> tuple[int, int] | None:
     return None
 
 
+def machine_name(info: Mapping[str, Any]) -> str:
+    """A machine as the report names it: its host name (two CI runners of one type are two machines) and what
+    ``machine_text`` says of it."""
+    node = info.get("node")
+    return f"{node} ({machine_text(dict(info))})" if node else machine_text(dict(info))
+
+
 def machines(files: Mapping[str, Mapping[str, Any]]) -> dict[str, list[str]]:
     """Machine (as the report names it) -> the files from it, in order."""
     out: dict[str, list[str]] = defaultdict(list)
     for source, machine in files.items():
-        out[machine_text(machine)].append(source)
+        out[machine_name(machine)].append(source)
     return dict(out)
 
 
