@@ -161,10 +161,19 @@ class Scheduler:
         that counts statements; ``build``: its starting state)."""
         return Kind(self.unit(key), key.model, f"{key.op_id}-{key.mode}-{key.table}", step)
 
+    def measures_memory(self, key: CellKey) -> bool:
+        """Whether the cell's last round is followed by the untimed repetition that measures memory: under
+        --ormbench-memory, and always for Test 4's streaming read (constant memory is its point: peak Python
+        allocation and the process's resident-set growth are recorded beside its time)."""
+        if not self.timed:
+            return False
+        stream = key.relational and key.operation.name == "stream_comments" and not self.run.instructions
+        return self.run.memory or stream
+
     def _timed_units(self, key: CellKey, first_round: int = 0) -> Counter[Kind]:
         """The interleaved schedule's units of a cell from round ``first_round`` (from 0) on: its rounds and the
         counting repetition after the last one."""
-        rounds, last = self.run.rounds, "memory" if self.run.memory else ""
+        rounds, last = self.run.rounds, "memory" if self.measures_memory(key) else ""
         units = Counter(self.kind(key, last if r == rounds - 1 else "") for r in range(first_round, rounds))
         units[self.kind(key, "count")] += 1
         return units
@@ -420,7 +429,7 @@ class Scheduler:
         gathered: dict[CellKey, _Gathered] = {}
         keys = [k for k in self.planned if not self.arms[k.arm].missing(k.db)]
         started = time.monotonic()
-        rounds, memory = self.run.rounds, self.run.memory
+        rounds = self.run.rounds
         arms = list(dict.fromkeys(self.unit(k) for k in keys))
         self._say(f"pytest-ormbench: building and verifying the starting states of {len(keys)} cells "
                   f"(untimed; on the large table this takes minutes)")
@@ -465,8 +474,9 @@ class Scheduler:
                     try:
                         # the round, then (after the last) the untimed repetition that counts statements: each is
                         # a unit of its own for the estimate, so that the last round does not look slow
-                        record = self._rounds(key, 1, memory and last, count=False)
-                        timing.finish(self.kind(key, "memory" if memory and last else ""), time.monotonic() - t0)
+                        memory = self.measures_memory(key) and last
+                        record = self._rounds(key, 1, memory, count=False)
+                        timing.finish(self.kind(key, "memory" if memory else ""), time.monotonic() - t0)
                         timed = True
                         if last:
                             t1 = time.monotonic()
@@ -514,7 +524,7 @@ class Scheduler:
         t0 = time.monotonic()
         try:
             self._build(key)
-            g.add(self._rounds(key, per, self.run.memory and self.timed))
+            g.add(self._rounds(key, per, self.measures_memory(key)))
         except CellProblem as exc:
             g.problem = exc
         g.seconds = time.monotonic() - t0

@@ -15,7 +15,7 @@ from pytest_ormbench.results.report.table import Table
 from pytest_ormbench.results.report.tables.noise import CONTESTED, Figure, leader, mean_figure, rate_figure
 from pytest_ormbench.results.report.tables.scope import arm_order, labels, shown_cells, yardstick
 from pytest_ormbench.workload.cells import CellKey, format_rtt
-from pytest_ormbench.workload.relational import SHAPES, SHAPES_BY_CODE, Shape
+from pytest_ormbench.workload.relational import SHAPES, SHAPES_BY_CODE, SHAPES_BY_NAME, Shape
 from pytest_ormbench.workload.spec import RELATIONAL
 
 #: the order strategy kinds are shown in
@@ -132,6 +132,33 @@ def shapes_table(runs: Runs, mode: str) -> Table | None:
                  "Best"], rows, notes, anchor=f"relational-shapes-{mode}")
 
 
+def stream_memory_table(runs: Runs, mode: str) -> Table | None:
+    """R12's memory beside its speed: the peak of Python's allocations and the growth of the process's resident set
+    while one repetition streamed the table (drivers buffer rows in C, which only the second shows)."""
+    code = SHAPES_BY_NAME["stream_comments"].code
+    cells = [(k, c) for k, c in relational_cells(runs) if k.op == code and k.mode == mode
+             and c.record.facts.memory_peak_bytes is not None]
+    if not cells:
+        return None
+    names = labels(runs)
+    order = {a: i for i, a in enumerate(arm_order(runs))}
+    rows = []
+    for k, c in sorted(cells, key=lambda kc: order.get(kc[0].arm, 99)):
+        rss = (c.record.facts.arm_facts or {}).get("rss_peak_growth_bytes")
+        rows.append([names.get(k.arm, k.arm), _shown(rate_figure(c)), _mib(c.record.facts.memory_peak_bytes),
+                     "—" if rss is None else _mib(rss)])
+    return Table(f"R12 stream_comments — {mode}: memory beside speed",
+                 ["Arm", "rows/s", "Python peak, MiB", "RSS growth, MiB"], rows,
+                 ["Measured in one untimed repetition after the timed rounds: the peak of the allocations "
+                  "tracemalloc sees, and how far the process's peak resident set grew during the op (Linux VmHWM, "
+                  "reset before it). Constant memory is the point of streaming: a figure that grows with the table "
+                  "means the rows were held at once."], anchor=f"relational-stream-memory-{mode}")
+
+
+def _mib(value: float | None) -> str:
+    return "—" if value is None else f"{value / 2**20:,.1f}"
+
+
 def instructions_table(runs: Runs, mode: str) -> Table | None:
     """Instructions per unit of the shapes without a strategy axis, shapes x arms (an instructions run's figure)."""
     cells = {(k.arm, k.op): c for k, c in relational_cells(runs)
@@ -246,7 +273,7 @@ def relational_tables(runs: Runs) -> list[Table]:
                     out.append(t)
                     legend = False
         flat = shapes_table(runs, mode) if any(c.timed for _, c in cells) else None
-        for t in (flat, instructions_table(runs, mode), selects_table(runs, mode)):
+        for t in (flat, stream_memory_table(runs, mode), instructions_table(runs, mode), selects_table(runs, mode)):
             if t:
                 out.append(t)
     return out
