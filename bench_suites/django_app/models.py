@@ -88,3 +88,6 @@ def _wide_model() -> type[models.Model]:
 JournalWide = _wide_model()
 
 BY_MODEL: dict[str, type[models.Model]] = {"simple": JournalSimple, "fk": JournalFk, "wide": JournalWide}
+
+# Test 4's models live in their own module; importing them here is what registers them with the app
+from .relational_models import Comment, Org, Post, PostTag, Tag, User  # noqa: E402,F401
