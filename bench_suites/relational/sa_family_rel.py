@@ -322,7 +322,7 @@ class SyncRelational(RelationalSetup):
     def stream_comments(self, batch: int) -> Any:
         totals = StreamTotals()
         add = totals.add
-        with self.Session() as s:
+        with self.Session() as s, s.begin():  # one read transaction, committed (as the async arms do)
             for part in self._objects(s, self.rq.stream(batch)).partitions():
                 for c in part:
                     add(c.id, c.body)

@@ -150,7 +150,9 @@ class AsyncRelational(RelationalSetup):
     async def stream_comments(self, batch: int) -> Any:
         totals = StreamTotals()
         add = totals.add
-        async with self.Session() as s:
+        # in a transaction that commits: PostgreSQL ends a server-side cursor's portal (and pg_stat_statements
+        # records its SELECT) when the transaction commits; a session closed with the read open rolls it back
+        async with self.Session() as s, s.begin():
             result = await s.stream_scalars(self.rq.stream(batch))
             async for part in result.partitions():
                 for c in part:
