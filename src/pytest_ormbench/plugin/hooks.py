@@ -191,6 +191,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         bs.quiet = True  # pytest-benchmark's own table repeats the summary's figures in ms
     if not hasattr(config, "workerinput"):  # an xdist worker: the controller refuses (a worker's error is a crash)
         refuse_missing_arms(config, ob.run, planned)
+        refuse_disabled_benchmarks(ob.run, bs)
     for note in ob.notes:
         progress(session.config, note)
     progress(session.config, _plan_line(ob.run, planned))
@@ -211,6 +212,20 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 
 # -- asked-for work that cannot run fails the run before anything is measured ----------------------------------
+
+
+def refuse_disabled_benchmarks(run, bs) -> None:  # noqa: ANN001
+    """A timed run whose pytest-benchmark turned itself off would measure everything and record nothing.
+
+    pytest-benchmark disables itself in any process that has ``PYTEST_XDIST_WORKER`` in its environment, so a
+    pytest started from inside an xdist worker (a test, a script run under ``pytest -n``) inherits the switch.
+    """
+    if run.verify_only or bs is None or not bs.disabled:
+        return
+    why = (f"PYTEST_XDIST_WORKER={os.environ['PYTEST_XDIST_WORKER']} is set, so it takes this process for an "
+           "xdist worker" if os.environ.get("PYTEST_XDIST_WORKER") else "it is disabled")
+    raise pytest.UsageError(f"pytest-ormbench: pytest-benchmark would record no timings ({why}); unset it, "
+                            "or pass --ormbench-verify-only")
 
 
 def _install_sigterm(config: pytest.Config) -> None:
