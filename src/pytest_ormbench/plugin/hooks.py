@@ -191,12 +191,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         bs.quiet = True  # pytest-benchmark's own table repeats the summary's figures in ms
     if not hasattr(config, "workerinput"):  # an xdist worker: the controller refuses (a worker's error is a crash)
         refuse_missing_arms(config, ob.run, planned)
-        refuse_disabled_benchmarks(ob.run, bs)
     for note in ob.notes:
         progress(session.config, note)
     progress(session.config, _plan_line(ob.run, planned))
     if config.option.collectonly:
         return  # the plan said what would run; nothing runs
+    if not hasattr(config, "workerinput"):
+        refuse_disabled_benchmarks(ob.run, bs)
     for flag, path in _options.output_paths(config, ob.run):
         _options.check_output_path(flag, path)
     from pytest_ormbench.scheduling.scheduler import Scheduler

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pytest_ormbench.commands.publish.errors import PublishError
 from pytest_ormbench.commands.publish.tree import tree_env
+from pytest_ormbench.scheduling.config import PRESETS
 
 DEFAULT_TEMPLATE = "{name}-{arm}{-db}"
 PLACEHOLDERS = ("{name}", "{arm}", "{db}", "{-db}")
@@ -74,7 +75,7 @@ def add_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParser:  # t
                     "ends with exit=0 is skipped: run the same command again to resume. Exit status: 0 every piece "
                     "passed, 1 a piece failed, 2 bad input, 130/143 stopped by a signal.")
     p.add_argument("--out", type=Path, metavar="DIR", help="where the pieces' JSON and logs and the tables go")
-    p.add_argument("--preset", default=None, metavar="{quick,full,publication}",
+    p.add_argument("--preset", default=None, metavar="{" + ",".join(PRESETS) + "}",
                    help="the plugin's preset (default full; --ormbench-preset=... works too)")
     p.add_argument("--name", default=None, help="the {name} in the piece names (default: the preset's name)")
     p.add_argument("--template", default=DEFAULT_TEMPLATE,
