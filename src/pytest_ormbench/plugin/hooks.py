@@ -215,7 +215,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 # -- asked-for work that cannot run fails the run before anything is measured ----------------------------------
 
 
-def refuse_disabled_benchmarks(run, bs) -> None:  # noqa: ANN001
+def refuse_disabled_benchmarks(run: _options.RunConfig, bs: Any) -> None:
     """A timed run whose pytest-benchmark turned itself off would measure everything and record nothing.
 
     pytest-benchmark disables itself in any process that has ``PYTEST_XDIST_WORKER`` in its environment, so a
