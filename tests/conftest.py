@@ -313,3 +313,10 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:  #
         terminalreporter.write_line(f"skipped for want of system packages: {listed}", yellow=True, bold=True)
     for reason, n in other.items():
         terminalreporter.write_line(f"skipped ({n}): {reason}", yellow=True)
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """This environment less pytest-xdist's marks, for a child pytest: under ``pytest -n`` it would inherit
+    PYTEST_XDIST_WORKER, and pytest-benchmark in it would take itself for a worker and record nothing."""
+    import os
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}, **extra}

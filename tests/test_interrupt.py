@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import child_env
 
 from interrupts import sigint_as_in_a_terminal
 
@@ -68,9 +69,7 @@ def test_a_stopped_run_leaves_nothing_behind(tmp_path: Path, signum: int, db: st
     if db == "mysql" and not _can_start_mysql():
         pytest.skip("no MariaDB server binaries, mysqlclient or PyMySQL here")
     mark = f"ORMBENCH_INTERRUPT_TEST={uuid.uuid4().hex}"
-    # without pytest-xdist's marks: pytest-benchmark in a child that inherits them turns itself off
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}, "TMPDIR": str(tmp_path),
-           mark.split("=")[0]: mark.split("=")[1]}
+    env = child_env(TMPDIR=str(tmp_path), **{mark.split("=")[0]: mark.split("=")[1]})
     proc = subprocess.Popen(
         [sys.executable, "-m", "pytest", "bench_suites", "-p", "no:cacheprovider", "-q", *RUNS[db],
          "--ormbench-no-control", "--ormbench-models=simple", "--ormbench-modes=warm,cold", "--ormbench-rounds=50", "--ormbench-no-probe"],

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import child_env
 
 from pytest_ormbench.arms.registry import CONTROL_ARMS
 from pytest_ormbench.commands.main import main
@@ -62,16 +62,10 @@ def _ok(result: subprocess.CompletedProcess[str]) -> None:
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
 
 
-def _env(**extra: str) -> dict[str, str]:
-    """This environment less pytest-xdist's marks: under ``pytest -n`` a child pytest would inherit
-    PYTEST_XDIST_WORKER, and pytest-benchmark in it would take itself for a worker and record nothing."""
-    return {**{k: v for k, v in os.environ.items() if not k.startswith("PYTEST_XDIST")}, **extra}
-
-
 def _script(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     """.ci/shard, the script the workflow's steps call, with this interpreter."""
     return subprocess.run(["bash", str(SCRIPT), *args], cwd=cwd, capture_output=True, text=True, timeout=600,
-                          env=_env(ORMBENCH_PYTHON=sys.executable))
+                          env=child_env(ORMBENCH_PYTHON=sys.executable))
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +75,7 @@ def shard_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Pa
     whole = tmp / "whole.json"
     _ok(subprocess.run([sys.executable, "-m", "pytest", str(ROOT / "bench_suites"), "-p", "no:cacheprovider", "-q",
                         *MATRIX, f"--benchmark-json={whole}"], cwd=tmp, capture_output=True, text=True, timeout=600,
-                       env=_env()))
+                       env=child_env()))
     for k in (1, 2, 3):
         _ok(_script("run", str(k), "3", str(tmp / "out"), *MATRIX, cwd=tmp))
     return whole, [tmp / "out" / f"shard-{k}.json" for k in (1, 2, 3)]
@@ -181,7 +175,7 @@ def test_a_timed_run_that_pytest_benchmark_would_not_record_is_refused(tmp_path:
     out = tmp_path / "never.json"
     result = subprocess.run([sys.executable, "-m", "pytest", str(ROOT / "bench_suites"), "-p", "no:cacheprovider", "-q",
                              *MATRIX, f"--benchmark-json={out}"], cwd=tmp_path, capture_output=True, text=True,
-                            timeout=600, env=_env(PYTEST_XDIST_WORKER="gw0"))
+                            timeout=600, env=child_env(PYTEST_XDIST_WORKER="gw0"))
     assert result.returncode == 4, result.stdout[-2000:] + result.stderr[-2000:]
     assert "pytest-benchmark would record no timings (PYTEST_XDIST_WORKER=gw0 is set" in result.stderr
     assert "Traceback" not in result.stderr + result.stdout and not out.exists()
