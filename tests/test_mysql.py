@@ -140,6 +140,22 @@ def _one(conn, sql: str):  # noqa: ANN001, ANN202
         return cur.fetchall()
 
 
+def test_after_a_read_only_the_statistics_are_redone(database, tmp_path: Path) -> None:  # noqa: ANN001
+    tmpl = database.location(tmp_path / "templates", "t", template=True)
+    database.create_empty(tmpl)
+    with _connect(tmpl) as conn:
+        _one(conn, "CREATE TABLE j (id INT AUTO_INCREMENT PRIMARY KEY, level INT NOT NULL) ENGINE=InnoDB")
+        _one(conn, "INSERT INTO j (level) VALUES (1), (2), (3)")
+    database.finish_template(tmpl)
+    dst = database.location(tmp_path / "work", "w")
+    database.copy(tmpl, dst)
+    with _connect(dst) as conn:
+        _one(conn, "INSERT INTO j (level) VALUES (4)")
+        # what a server does between a read's rounds: statistics and a flush, no refill (the row stays)
+        assert database.refresh_unchanged(dst) is True
+        assert [r[0] for r in _one(conn, "SELECT level FROM j ORDER BY id")] == [1, 2, 3, 4]
+
+
 def test_a_restore_is_exact_and_resets_auto_increment(database, tmp_path: Path) -> None:  # noqa: ANN001
     tmpl = database.location(tmp_path / "templates", "t", template=True)
     database.create_empty(tmpl)

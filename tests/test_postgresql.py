@@ -119,6 +119,24 @@ def test_a_restore_is_exact_and_resets_the_sequence(database, tmp_path: Path) ->
         assert conn.execute("INSERT INTO j (level) VALUES (1) RETURNING id").fetchone()[0] == 51
 
 
+def test_after_a_read_only_the_statistics_are_redone(database, tmp_path: Path) -> None:  # noqa: ANN001
+    tmpl = database.location(tmp_path / "templates", "t", template=True)
+    database.create_empty(tmpl)
+    with psycopg.connect(tmpl.conninfo(), autocommit=True) as conn:
+        conn.execute("CREATE TABLE j (id serial PRIMARY KEY, level integer NOT NULL)")
+        conn.execute("INSERT INTO j (id, level) SELECT g, g % 5 FROM generate_series(1, 50) g")
+    database.finish_template(tmpl)
+    dst = database.location(tmp_path / "work", "w")
+    database.copy(tmpl, dst)
+    with psycopg.connect(dst.conninfo(), autocommit=True) as conn:
+        conn.execute("INSERT INTO j (level) SELECT 1 FROM generate_series(1, 950)")  # a write the stats have not seen
+        assert conn.execute("SELECT reltuples FROM pg_class WHERE relname = 'j'").fetchone()[0] == 50
+        # what a server does between a read's rounds: ANALYZE (and a checkpoint), no refill
+        assert database.refresh_unchanged(dst) is True
+        assert conn.execute("SELECT reltuples FROM pg_class WHERE relname = 'j'").fetchone()[0] == 1000
+        assert conn.execute("SELECT count(*) FROM j").fetchone()[0] == 1000
+
+
 def test_a_restore_refuses_to_wait_forever_on_an_open_transaction(database, tmp_path: Path,  # noqa: ANN001
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     tmpl = database.location(tmp_path / "templates", "t", template=True)
@@ -179,3 +197,19 @@ def test_a_cell_through_the_latency_proxy_verifies_and_records_its_rtt(bench: py
     assert "synchronous_commit=on" in info["arm_info"]["server_settings"]
     # 10 gets, each at least one 2 ms round trip: the proxy really stood between the arm and the server
     assert min(info["measures"]["wall_seconds"]) >= 10 * 0.002
+
+
+@needs_server
+def test_a_sweep_counts_statements_once_on_the_direct_connection(bench: pytest.Pytester, tmp_path: Path) -> None:
+    out = tmp_path / "sweep.json"
+    result = bench.runpytest("--ormbench-db=postgresql", "--ormbench-arms=psycopg", "--ormbench-control=off",
+                             "--ormbench-models=simple", "--ormbench-ops=F", "--ormbench-mode=warm",
+                             "--ormbench-rtt=3,direct,1", *TINY, f"--benchmark-json={out}")
+    result.assert_outcomes(passed=3)
+    doc = json.loads(out.read_text())
+    infos = {b["extra_info"]["rtt_ms"]: b["extra_info"] for b in doc["benchmarks"]}
+    assert sorted(infos, key=str) == sorted([None, 1.0, 3.0], key=str)
+    assert infos[None]["statements"] == infos[1.0]["statements"] == infos[3.0]["statements"]
+    assert infos[None]["statements"][-1]["SELECT"] >= 1
+    assert "statements_counted_direct" not in infos[None]
+    assert infos[1.0]["statements_counted_direct"] is infos[3.0]["statements_counted_direct"] is True

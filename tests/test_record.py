@@ -75,6 +75,22 @@ def test_merging_appends_rounds_and_keeps_the_last_facts() -> None:
         first.merged(_record([0.2], key=CellKey("peewee", "fk", "C", "warm", "large")))
 
 
+def test_a_sweep_cell_takes_its_direct_twins_statement_count_and_says_so() -> None:
+    swept = CellKey("psycopg", "simple", "F", "warm", "default", "postgresql", 25.0)
+    twin = CellKey("psycopg", "simple", "F", "warm", "default", "postgresql")
+    counted = _record([0.5], key=twin, statements=[{"select": 10}])
+    rec = _record([0.1, 0.2], key=swept).with_statements(counted)
+    assert rec.statements == [{"select": 10}] and rec.statements_direct and rec.to_json()["statements_counted_direct"]
+    assert CellRecord.from_json(json.loads(json.dumps(rec.to_json()))) == rec
+    # its own count is not flagged; another cell's (or a direct cell taking a swept one's) is refused
+    own = _record([0.1], key=twin).with_statements(counted)
+    assert not own.statements_direct and "statements_counted_direct" not in own.to_json()
+    for wrong, into in ((_record([0.5], key=CellKey("psycopg", "simple", "E", "warm", "default", "postgresql")), swept),
+                        (_record([0.5], key=swept), twin)):
+        with pytest.raises(RecordError):
+            _record([0.1], key=into).with_statements(wrong)
+
+
 def test_deviations_that_apply_to_a_cell() -> None:
     declared = {"*": "all", "get": "op", "fk": "model", "fk:get": "both", "wide": "other model", "delete": "other op"}
     assert applicable_deviations(declared, CellKey("x", "fk", "F", "warm", "default")) == {

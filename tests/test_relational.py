@@ -162,6 +162,22 @@ def test_a_read_answered_from_state_kept_across_rounds_fails_the_read_through_ch
     run_cell(_cell(tmp_path, "hot_get", None, target, rounds=1))
 
 
+class WritesWhileReading(RawSqlite3Relational):
+    """Right answers, but its read also touches a row (an ORM that saved on load would): a server skips the refill
+    between a read's rounds, so a read must not write."""
+
+    def count_filter(self, thresholds: Sequence[int]) -> Any:
+        self.execute("UPDATE rel_post SET views = views WHERE id = 1")
+        return super().count_filter(thresholds)
+
+
+def test_a_read_that_writes_fails_the_count(tmp_path: Path) -> None:
+    target = f"{__name__}:WritesWhileReading"
+    with pytest.raises(VerificationError, match=r"count_filter: a read wrote \(1 UPDATE\)"):
+        run_cell(_cell(tmp_path, "count_filter", None, target, rounds=1, warmup=True, statements=True))
+    run_cell(_cell(tmp_path, "count_filter", None, rounds=1, warmup=True, statements=True))
+
+
 def test_a_write_is_read_back_table_by_table(tmp_path: Path) -> None:
     class NoIncrement(RawSqlite3Relational):
         def increment(self, post_ids: Sequence[int]) -> None:

@@ -312,6 +312,11 @@ class MysqlDatabase(ServerDatabase):
             raise
         self._settle_tables(location.dbname, tables)
 
+    def refresh_unchanged(self, location: ServerLocation) -> bool:  # type: ignore[override]
+        """After a read: the restore's statistics and flush without its refill (the rows are unchanged)."""
+        self._settle_tables(location.dbname, self._tables(location.dbname))
+        return True
+
     def read_snapshot(self, location: ServerLocation, main: str, columns: Sequence[str], field_names: Sequence[str],
                       link: tuple[str, str, str] | None) -> Snapshot:
         """Every row (and link) through the harness's own connection: what is committed, not what an ORM cached."""

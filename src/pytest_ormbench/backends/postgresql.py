@@ -260,6 +260,14 @@ class PostgresDatabase(ServerDatabase):
         conn.execute("ANALYZE " + ", ".join(_ident(t) for t in tables) if tables else "SELECT 1")
         self.checkpoint()
 
+    def refresh_unchanged(self, location: ServerLocation) -> bool:  # type: ignore[override]
+        """After a read: the restore's ``ANALYZE`` and checkpoint without its refill (the rows are unchanged)."""
+        tables = self._tables(self._conn(location))
+        if tables:
+            self._conn(location).execute("ANALYZE " + ", ".join(_ident(t) for t in tables))
+        self.checkpoint()
+        return True
+
     def read_snapshot(self, location: ServerLocation, main: str, columns: Sequence[str], field_names: Sequence[str],
                       link: tuple[str, str, str] | None) -> Snapshot:
         """Every row (and link) through the harness's own connection: what is committed, not what an ORM cached."""

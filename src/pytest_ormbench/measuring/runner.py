@@ -19,6 +19,7 @@ from pytest_ormbench.workload.spec import ALL_MODELS, RELATIONAL, Settings, Unsu
 from pytest_ormbench.arms.contract import Arm
 from pytest_ormbench.backends import Database, database_for
 from pytest_ormbench.workload.phases import PhaseClock
+from pytest_ormbench.workload.cells import CellKey
 from pytest_ormbench.workload.statements import StatementCounter
 from pytest_ormbench.measuring.callgrind import Callgrind
 from pytest_ormbench.workload.plan import CellPlan, Sizes, State, make_plan
@@ -477,16 +478,24 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
     with phases("open"):
         drive(arm.open(db))
     results: list[RoundResult] = []
+    read_only = CellKey(cell.arm, cell.model, cell.op, cell.mode, cell.table).read_only
+
+    def reset() -> None:
+        # a read leaves the rows as it found them (its counted statements must show no write: the scheduler
+        # fails it otherwise), so a server skips the refill and redoes only the statistics
+        if not (read_only and database.refresh_unchanged(db)):
+            drive(arm.restore(template))
+
     try:
         if cell.warmup:
             with phases("warmup"):
                 work.round(arm, db, database=database)  # the warm-up: verified, its time discarded
             with phases("restore"):
-                drive(arm.restore(template))
+                reset()
         for r in range(cell.rounds):
             if r:
                 with phases("restore"):
-                    drive(arm.restore(template))
+                    reset()
             res = work.round(arm, db, counters=counters, database=database)
             phases.merge(res.phases)
             results.append(res)
@@ -494,7 +503,7 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
                 on_round(res)
         if cell.memory:
             with phases("memory"):
-                drive(arm.restore(template))
+                reset()
                 mem = work.round(arm, db, memory=True, database=database)
             for fact in ("memory_peak_bytes", "rss_peak_growth_bytes"):
                 if fact in mem.facts:

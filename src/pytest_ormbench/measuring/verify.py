@@ -239,6 +239,9 @@ def check_statements(plan: CellPlan, counts: Mapping[str, int]) -> None:
     """
     total = sum(counts.values())
     _expect(total > 0, f"{plan.op.name}: no statement reached the database while the op ran")
+    wrote = {k: counts[k] for k in ("INSERT", "UPDATE", "DELETE") if counts.get(k)}
+    _expect(not (plan.op.read_only and wrote),
+            f"{plan.op.name}: a read wrote ({', '.join(f'{n} {k}' for k, n in wrote.items())})")
     req = requests_of(plan)
     if req is None:
         return

@@ -93,6 +93,9 @@ class CellRecord:
     statements: list[dict[str, int]] = field(default_factory=list)
     #: why statements were not counted (an engine without SQL), if they were asked for
     statements_note: str | None = None
+    #: a latency-sweep cell whose statements were counted once on the direct connection, for every RTT of the
+    #: sweep (what an op sends does not depend on the round trip; counting through a 25 ms proxy cost minutes)
+    statements_direct: bool = False
     #: "callgrind" when the rounds ran under valgrind: their wall times are not the op's speed
     instrumented: str | None = None
 
@@ -158,14 +161,20 @@ class CellRecord:
                        worker_pids=[*self.worker_pids, *later.worker_pids],
                        statements=[*self.statements, *later.statements],
                        statements_note=later.statements_note or self.statements_note,
+                       statements_direct=later.statements_direct or self.statements_direct,
                        instrumented=later.instrumented or self.instrumented)
 
     def with_statements(self, counted: CellRecord) -> CellRecord:
-        """This record with the statements of an untimed counting repetition (its times are dropped)."""
-        if counted.key != self.key:
+        """This record with the statements of an untimed counting repetition (its times are dropped).
+
+        ``counted`` is the cell's own, or (a latency-sweep cell) its twin's on the direct connection: the same
+        cell but for the RTT, which the record then says (``statements_direct``)."""
+        direct = counted.key != self.key
+        if direct and (self.key.rtt_ms is None or counted.key != replace(self.key, rtt_ms=None)):
             raise RecordError(f"cannot take {counted.key.id}'s statements into {self.key.id}")
         return replace(self, statements=[*self.statements, *counted.statements],
-                       statements_note=counted.statements_note or self.statements_note)
+                       statements_note=counted.statements_note or self.statements_note,
+                       statements_direct=direct or self.statements_direct)
 
     # -- JSON ---------------------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
@@ -225,6 +234,8 @@ class CellRecord:
             out["statements"] = [dict(s) for s in self.statements]
         if self.statements_note:
             out["statements_note"] = self.statements_note
+        if self.statements_direct:
+            out["statements_counted_direct"] = True
         if self.instrumented:
             out["instrumented"] = self.instrumented
         if self.instructions and self.rows:
@@ -272,6 +283,7 @@ class CellRecord:
                 verified=info.get("verified") is True,
                 statements=[{str(k): int(v) for k, v in d.items()} for d in info.get("statements") or []],
                 statements_note=info.get("statements_note"),
+                statements_direct=info.get("statements_counted_direct") is True,
                 instrumented=info.get("instrumented"),
             )
         except (KeyError, TypeError, ValueError) as exc:

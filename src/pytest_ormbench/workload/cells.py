@@ -55,6 +55,12 @@ class CellKey:
         return self.model == RELATIONAL.name
 
     @property
+    def read_only(self) -> bool:
+        """An op that only reads: Tests 1-3's D-H, Test 4's read shapes. On a server its rounds are not refilled
+        between rounds (``Database.refresh_unchanged``), and its counted statements must hold no write."""
+        return self.operation.read_only
+
+    @property
     def op_id(self) -> str:
         """The operation as ids show it: ``get``; a shape with its strategy: ``users_posts.selectin``."""
         name = self.operation.name

@@ -199,6 +199,11 @@ class Shape:
     overlap: bool = False
 
     @property
+    def read_only(self) -> bool:
+        """It reads and leaves the data as it found it (a server then skips the between-round refill)."""
+        return self.kind == "read"
+
+    @property
     def letter(self) -> str:
         return self.code
 

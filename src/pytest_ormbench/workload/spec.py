@@ -141,17 +141,19 @@ class Op:
     title: str
     #: object operations count in the geometric mean; dict/tuple fetches do not
     object_op: bool = True
+    #: it reads and leaves the table as it found it (a server then skips the between-round refill)
+    read_only: bool = False
 
 
 OPS: tuple[Op, ...] = (
     Op("A", "insert_single", "Insert: Single"),
     Op("B", "insert_batch", "Insert: Batch"),
     Op("C", "insert_bulk", "Insert: Bulk"),
-    Op("D", "filter_large", "Filter: Large"),
-    Op("E", "filter_small", "Filter: Small"),
-    Op("F", "get", "Get"),
-    Op("G", "filter_dicts", "Filter: Dicts", object_op=False),
-    Op("H", "filter_tuples", "Filter: Tuples", object_op=False),
+    Op("D", "filter_large", "Filter: Large", read_only=True),
+    Op("E", "filter_small", "Filter: Small", read_only=True),
+    Op("F", "get", "Get", read_only=True),
+    Op("G", "filter_dicts", "Filter: Dicts", object_op=False, read_only=True),
+    Op("H", "filter_tuples", "Filter: Tuples", object_op=False, read_only=True),
     Op("I", "update_whole", "Update: Whole"),
     Op("J", "update_partial", "Update: Partial"),
     Op("K", "delete", "Delete"),
