@@ -480,10 +480,14 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
     results: list[RoundResult] = []
     read_only = CellKey(cell.arm, cell.model, cell.op, cell.mode, cell.table).read_only
 
+    refreshed: list[bool] = []
+
     def reset() -> None:
-        # a read leaves the rows as it found them (its counted statements must show no write: the scheduler
-        # fails it otherwise), so a server skips the refill and redoes only the statistics
-        if not (read_only and database.refresh_unchanged(db)):
+        # a read leaves the rows as it found them (its counted statements must show no write, or it fails
+        # verification), so a server skips the refill and redoes only the statistics
+        if read_only and database.refresh_unchanged(db):
+            refreshed.append(True)
+        else:
             drive(arm.restore(template))
 
     try:
@@ -510,6 +514,9 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
                     results[-1].facts[fact] = mem.facts[fact]
         if column_types and results:
             results[-1].facts["column_types"] = column_types
+        if refreshed and results:
+            # recorded: reads on a server timed before this discipline started from a refilled database
+            results[-1].facts["between_rounds"] = "statistics only (a read: no refill)"
     finally:
         with phases("open"):
             drive(arm.close())
