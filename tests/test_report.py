@@ -683,3 +683,44 @@ def test_overhead_prices_an_arm_against_the_control_timed_in_its_own_run(tmp_pat
     assert table is not None
     assert ["Tortoise ORM", "4.00×"] in table.rows
     assert any("; for peewee those are not" in n for n in table.notes)  # Tortoise ORM: the tables' control
+
+
+def _strategy_record(strategy: str, kind: str, rtt: float, seconds: float, jitter: float) -> object:
+    """A synthetic Test 4 R1 cell of SA ORM on PostgreSQL through the proxy at ``rtt`` ms: 4 pages a round."""
+    from pytest_ormbench.workload.measures import GC_COLLECTIONS, WALL
+    from pytest_ormbench.results.record import CellRecord, Environment, Facts
+
+    return CellRecord(key=CellKey("sqlalchemy", "relational", "R1", "warm", "default", "postgresql", rtt, strategy),
+                      rows=4, start_rows=0, iterations=100, batch=10_000, settings={},
+                      env=Environment(arm_label="SA ORM"), facts=Facts(arm_facts={"strategy_kind": kind}),
+                      measures={WALL: [seconds * (1 - jitter), seconds, seconds * (1 + jitter)],
+                                GC_COLLECTIONS: [0.0, 0.0, 0.0]},
+                      statements=[{"SELECT": {"lazy": 204, "selectin": 8, "joined": 4}[strategy]}])
+
+
+def _strategy_sweep(jitter: float) -> list:
+    """lazy: 51 round trips a page; selectin 2 and the least work; joined 1 round trip, 10 % more work."""
+    trips, work = {"lazy": 51, "selectin": 2, "joined": 1}, {"lazy": 1.5, "selectin": 1.0, "joined": 1.1}
+    kinds = {"lazy": "lazy", "selectin": "batched", "joined": "join"}
+    return [_strategy_record(s, kinds[s], rtt, 4 * (work[s] + trips[s] * rtt) / 1000, jitter)
+            for s in trips for rtt in (0.0, 1.0, 5.0, 25.0)]
+
+
+def test_the_strategy_latency_table_names_a_flip_only_between_leads_beyond_the_noise() -> None:
+    from pytest_ormbench.results.report.load import runs_from_records
+    from pytest_ormbench.results.report.render import sections
+
+    tight = runs_from_records(_strategy_sweep(jitter=0.01), {}, "2026-12-05T10:00:00")
+    table = next(t for t in sections(tight) if t.anchor == "relational-latency-users_posts-warm")
+    assert table.header == ["Arm", "Strategy", "0 ms", "1 ms", "5 ms", "25 ms"]
+    rows = {r[1]: r[2:] for r in table.rows}
+    assert rows["selectin"][0] == "1*" and rows["joined"][1:] == ["2.1*", "6.1*", "26.1*"]
+    assert rows["lazy"] == ["1.5", "52.5", "256", "1.28e+03"]
+    assert "SA ORM: the fastest strategy flips: selectin at 0 ms → joined at 1 ms." in table.notes
+    # rounds within ±10 %: selectin's 10 % lead at 0 ms is contested, so the change to joined is no flip
+    loose = runs_from_records(_strategy_sweep(jitter=0.1), {}, "2026-12-05T10:00:00")
+    table = next(t for t in sections(loose) if t.anchor == "relational-latency-users_posts-warm")
+    assert {r[1]: r[2:] for r in table.rows}["selectin"][0] == "1~"
+    assert not any("flips" in n for n in table.notes)
+    assert any(n.startswith("SA ORM: the fastest strategy changes along the RTTs (selectin / joined / joined / "
+                            "joined), but only through leads within the noise") for n in table.notes)

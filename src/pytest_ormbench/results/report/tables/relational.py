@@ -279,12 +279,12 @@ def relational_tables(runs: Runs) -> list[Table]:
     return out
 
 
-def strategy_sweep(runs: Runs, db: str) -> dict[tuple[Shape, str], dict[tuple[str, str | None], dict[float | None,
-                                                                                                  float]]]:
-    """(shape, mode) -> (arm, strategy) -> RTT (None: direct) -> milliseconds per unit, for the strategy shapes
+def sweep_figures(runs: Runs, db: str) -> dict[tuple[Shape, str], dict[tuple[str, str | None], dict[float | None,
+                                                                                                   Figure]]]:
+    """(shape, mode) -> (arm, strategy) -> RTT (None: direct) -> the cell's ops/s figure, for the strategy shapes
     of a latency sweep on ``db`` (timed records only; shapes without a swept cell left out)."""
     whole = runs.whole or runs
-    out: dict[tuple[Shape, str], dict[tuple[str, str | None], dict[float | None, float]]] = {}
+    out: dict[tuple[Shape, str], dict[tuple[str, str | None], dict[float | None, Figure]]] = {}
     cells = [(k, c) for k, c in whole.cells.items() if k.model == RELATIONAL.name and k.db == db and c.timed]
     swept = {(k.op, k.mode) for k, _ in cells if k.rtt_ms is not None}
     for k, c in cells:
@@ -293,22 +293,30 @@ def strategy_sweep(runs: Runs, db: str) -> dict[tuple[Shape, str], dict[tuple[st
             continue
         fig = rate_figure(c)
         if fig is not None and fig.value:
-            out.setdefault((shape, k.mode), {}).setdefault((k.arm, k.strategy), {})[k.rtt_ms] = 1000.0 / fig.value
+            out.setdefault((shape, k.mode), {}).setdefault((k.arm, k.strategy), {})[k.rtt_ms] = fig
     return dict(sorted(out.items(), key=lambda kv: (SHAPES.index(kv[0][0]), kv[0][1])))
 
 
-def fastest_strategies(ms: dict[tuple[str, str | None], dict[float | None, float]],
-                       columns: list[float | None]) -> dict[tuple[str, float | None], str | None]:
-    """(arm, RTT) -> the arm's fastest strategy there (None where it ran one strategy only)."""
-    out: dict[tuple[str, float | None], str | None] = {}
-    for arm in {a for a, _ in ms}:
+def strategy_sweep(runs: Runs, db: str) -> dict[tuple[Shape, str], dict[tuple[str, str | None], dict[float | None,
+                                                                                                  float]]]:
+    """As :func:`sweep_figures`, in milliseconds per unit (the charts' figure)."""
+    return {sm: {arm_s: {r: 1000.0 / f.value for r, f in by_rtt.items()} for arm_s, by_rtt in figs.items()}
+            for sm, figs in sweep_figures(runs, db).items()}
+
+
+def fastest_strategies(runs: Runs, figs: dict[tuple[str, str | None], dict[float | None, Figure]],
+                       columns: list[float | None]) -> dict[tuple[str, float | None], tuple[str | None, bool]]:
+    """(arm, RTT) -> the arm's fastest strategy there and whether its lead over the arm's runner-up stands beyond
+    the noise (``noise.leader``); (None, False) where the arm ran one strategy only."""
+    out: dict[tuple[str, float | None], tuple[str | None, bool]] = {}
+    for arm in {a for a, _ in figs}:
         for r in columns:
-            figs = {s: v[r] for (a, s), v in ms.items() if a == arm and r in v}
-            out[(arm, r)] = min(figs, key=figs.__getitem__) if len(figs) > 1 else None
+            mine = {str(s): v[r] for (a, s), v in figs.items() if a == arm and r in v}
+            out[(arm, r)] = leader(runs, mine) if len(mine) > 1 else (None, False)
     return out
 
 
-def sweep_columns(ms: dict[tuple[str, str | None], dict[float | None, float]]) -> list[float | None]:
+def sweep_columns(ms: dict[tuple[str, str | None], dict[float | None, object]]) -> list[float | None]:
     """The RTTs of a sweep in order, "direct" (None) first when it ran."""
     rtts = sorted({r for v in ms.values() for r in v if r is not None})
     return ([None] if any(None in v for v in ms.values()) else []) + rtts
@@ -316,44 +324,53 @@ def sweep_columns(ms: dict[tuple[str, str | None], dict[float | None, float]]) -
 
 def latency_strategies(runs: Runs, db: str) -> list[Table]:
     """The latency sweep of the strategy shapes on ``db``: per shape, a row per arm and strategy, ms per unit at
-    each RTT, and which of the arm's strategies is fastest there."""
+    each RTT, and which of the arm's strategies is fastest there (beyond the noise, or within it)."""
     names = labels(runs)
     order = {a: i for i, a in enumerate(arm_order(runs.whole or runs))}
     out = []
-    for (shape, mode), ms in strategy_sweep(runs, db).items():
-        columns = sweep_columns(ms)
-        fastest = fastest_strategies(ms, columns)
+    for (shape, mode), figs in sweep_figures(runs, db).items():
+        columns = sweep_columns(figs)
+        fastest = fastest_strategies(runs, figs, columns)
         rows = []
-        for (arm, strategy) in sorted(ms, key=lambda x: (order.get(x[0], 99), x[1] or "")):
+        for (arm, strategy) in sorted(figs, key=lambda x: (order.get(x[0], 99), x[1] or "")):
             row = [names.get(arm, arm), strategy or "—"]
             for r in columns:
-                v = ms[(arm, strategy)].get(r)
-                text = "—" if v is None else f"{v:.3g}"
-                if v is not None and fastest.get((arm, r)) == strategy:
-                    text += "*"
+                fig = figs[(arm, strategy)].get(r)
+                text = "—" if fig is None else f"{1000.0 / fig.value:.3g}"
+                lead, clear = fastest.get((arm, r), (None, False))
+                if fig is not None and lead == strategy:
+                    text += "*" if clear else "~"
                 row.append(text)
             rows.append(row)
         header = ["Arm", "Strategy", *("direct" if r is None else f"{format_rtt(r)} ms" for r in columns)]
-        notes = ["Milliseconds per unit (lower is better) at each round-trip time the latency proxy held; *: "
-                 "the arm's fastest strategy at that RTT (a lead may be inside the noise: the ops/s tables give "
-                 "each cell's ± for the direct cells)."]
-        notes += _flips(ms, columns, names)
+        notes = ["Milliseconds per unit (lower is better, the median round's) at each round-trip time the latency "
+                 "proxy held; *: the arm's fastest strategy at that RTT, its lead over the arm's runner-up beyond "
+                 "the noise (the larger of the run's drift floor and either cell's round range); ~: fastest, but "
+                 "within the noise (contested)."]
+        notes += _flips(fastest, columns, names)
         out.append(Table(f"{shape.code} {shape.title} — {mode}, by round-trip time", header, rows, notes,
                          anchor=f"relational-latency-{shape.name}-{mode}"))
     return out
 
 
-def _flips(ms: dict[tuple[str, str | None], dict[float | None, float]], columns: list[float | None],
+def _flips(fastest: dict[tuple[str, float | None], tuple[str | None, bool]], columns: list[float | None],
            names: dict[str, str]) -> list[str]:
-    """One line per arm whose fastest strategy changes along the RTTs."""
-    fastest = fastest_strategies(ms, columns)
+    """One line per arm whose fastest strategy changes along the RTTs, counted only between leads that stand
+    beyond the noise; an arm whose leader changes only through contested leads gets a line saying so."""
     lines = []
-    for arm in sorted({a for a, _ in ms}):
-        winners = [(r, fastest[(arm, r)]) for r in columns if fastest.get((arm, r))]
-        changes = [(a, b) for a, b in zip(winners, winners[1:]) if a[1] != b[1]]
+    for arm in sorted({a for a, _ in fastest}):
+        clear = [(r, fastest[(arm, r)][0]) for r in columns if fastest.get((arm, r), (None, False))[1]
+                 and fastest[(arm, r)][0]]
+        changes = [(a, b) for a, b in zip(clear, clear[1:]) if a[1] != b[1]]
         if changes:
             steps = ", ".join(f"{w0[1]} at {_rtt(w0[0])} → {w1[1]} at {_rtt(w1[0])}" for w0, w1 in changes)
             lines.append(f"{names.get(arm, arm)}: the fastest strategy flips: {steps}.")
+            continue
+        every = [fastest[(arm, r)][0] for r in columns if fastest.get((arm, r), (None, False))[0]]
+        if len(set(every)) > 1:
+            lines.append(f"{names.get(arm, arm)}: the fastest strategy changes along the RTTs "
+                         f"({' / '.join(str(w) for w in every)}), but only through leads within the noise: "
+                         "not a flip.")
     return lines
 
 
