@@ -184,14 +184,19 @@ def test_a_latency_sweep_multiplies_the_server_cells_and_direct_adds_the_unproxi
     bad.stderr.fnmatch_lines(["ERROR: --ormbench-rtt sweeps a server's round trip: it needs --ormbench-db=postgresql*"])
 
 
-@needs_server
-def test_a_cell_through_the_latency_proxy_verifies_and_records_its_rtt(bench: pytest.Pytester, tmp_path: Path) -> None:
-    out = tmp_path / "rtt.json"
+def _psycopg_gets(bench: pytest.Pytester, tmp_path: Path, rtts: str) -> dict:
+    """The raw psycopg arm's gets (Test 1, warm, tiny) at each of ``rtts``, every cell passed: the saved JSON."""
+    out = tmp_path / "gets.json"
     result = bench.runpytest("--ormbench-db=postgresql", "--ormbench-arms=psycopg", "--ormbench-control=off",
                              "--ormbench-models=simple", "--ormbench-ops=F", "--ormbench-mode=warm",
-                             "--ormbench-rtt=2", *TINY, f"--benchmark-json={out}")
-    result.assert_outcomes(passed=1)
-    doc = json.loads(out.read_text())
+                             f"--ormbench-rtt={rtts}", *TINY, f"--benchmark-json={out}")
+    result.assert_outcomes(passed=len(rtts.split(",")))
+    return json.loads(out.read_text())
+
+
+@needs_server
+def test_a_cell_through_the_latency_proxy_verifies_and_records_its_rtt(bench: pytest.Pytester, tmp_path: Path) -> None:
+    doc = _psycopg_gets(bench, tmp_path, "2")
     info = unfold_environment(doc["benchmarks"][0]["extra_info"], doc["ormbench"]["environments"])
     assert (info["db"], info["rtt_ms"], info["arm_info"]["latency_proxy_rtt_ms"]) == ("postgresql", 2.0, "2")
     assert "synchronous_commit=on" in info["arm_info"]["server_settings"]
@@ -201,12 +206,7 @@ def test_a_cell_through_the_latency_proxy_verifies_and_records_its_rtt(bench: py
 
 @needs_server
 def test_a_sweep_counts_statements_once_on_the_direct_connection(bench: pytest.Pytester, tmp_path: Path) -> None:
-    out = tmp_path / "sweep.json"
-    result = bench.runpytest("--ormbench-db=postgresql", "--ormbench-arms=psycopg", "--ormbench-control=off",
-                             "--ormbench-models=simple", "--ormbench-ops=F", "--ormbench-mode=warm",
-                             "--ormbench-rtt=3,direct,1", *TINY, f"--benchmark-json={out}")
-    result.assert_outcomes(passed=3)
-    doc = json.loads(out.read_text())
+    doc = _psycopg_gets(bench, tmp_path, "3,direct,1")
     infos = {b["extra_info"]["rtt_ms"]: b["extra_info"] for b in doc["benchmarks"]}
     assert sorted(infos, key=str) == sorted([None, 1.0, 3.0], key=str)
     assert infos[None]["statements"] == infos[1.0]["statements"] == infos[3.0]["statements"]

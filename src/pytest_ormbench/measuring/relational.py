@@ -14,6 +14,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Mapping
 
+from pytest_ormbench.workload.statements import wrote
 from pytest_ormbench.arms.contract import Arm
 from pytest_ormbench.backends import Database, database_for
 from pytest_ormbench.workload.relational import (TABLE_ORDER, TABLES, RelationalSizes, ShapePlan, canonical_value,
@@ -169,10 +170,10 @@ def check_selects(plan: ShapePlan, counts: Mapping[str, int]) -> None:
     if plan.shape.kind == "read" and counts.get("SELECT", 0) < plan.min_selects:
         raise VerificationError(f"{name}: {counts.get('SELECT', 0)} SELECT statements for {plan.repetitions} "
                                 f"repetitions: some reads were answered from a cache, not the database")
-    wrote = {k: counts[k] for k in ("INSERT", "UPDATE", "DELETE") if counts.get(k)}
-    if plan.shape.read_only and wrote:
+    writes = wrote(counts)
+    if plan.shape.read_only and writes:
         # a read's rounds run without a refill in between on a server (Database.refresh_unchanged): one that writes
         # would leave the next round other data
-        raise VerificationError(f"{name}: a read wrote ({', '.join(f'{n} {k}' for k, n in wrote.items())})")
-    if plan.shape.kind == "write" and not any(counts.get(k, 0) for k in ("INSERT", "UPDATE", "DELETE")):
+        raise VerificationError(f"{name}: a read wrote ({writes})")
+    if plan.shape.kind == "write" and not writes:
         raise VerificationError(f"{name}: no INSERT, UPDATE or DELETE reached the database")

@@ -480,13 +480,14 @@ def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) 
     results: list[RoundResult] = []
     read_only = CellKey(cell.arm, cell.model, cell.op, cell.mode, cell.table).read_only
 
-    refreshed: list[bool] = []
+    refreshed = False
 
     def reset() -> None:
         # a read leaves the rows as it found them (its counted statements must show no write, or it fails
         # verification), so a server skips the refill and redoes only the statistics
+        nonlocal refreshed
         if read_only and database.refresh_unchanged(db):
-            refreshed.append(True)
+            refreshed = True
         else:
             drive(arm.restore(template))
 

@@ -13,6 +13,7 @@ from collections import Counter
 from decimal import Decimal, InvalidOperation
 from typing import Any, Iterable, Mapping, Sequence
 
+from pytest_ormbench.workload.statements import wrote
 from pytest_ormbench.arms.contract import Arm
 from pytest_ormbench.workload.spec import DECIMAL_PLACES
 from pytest_ormbench.workload.spec import ModelSpec, Snapshot
@@ -239,9 +240,8 @@ def check_statements(plan: CellPlan, counts: Mapping[str, int]) -> None:
     """
     total = sum(counts.values())
     _expect(total > 0, f"{plan.op.name}: no statement reached the database while the op ran")
-    wrote = {k: counts[k] for k in ("INSERT", "UPDATE", "DELETE") if counts.get(k)}
-    _expect(not (plan.op.read_only and wrote),
-            f"{plan.op.name}: a read wrote ({', '.join(f'{n} {k}' for k, n in wrote.items())})")
+    writes = wrote(counts)
+    _expect(not (plan.op.read_only and writes), f"{plan.op.name}: a read wrote ({writes})")
     req = requests_of(plan)
     if req is None:
         return

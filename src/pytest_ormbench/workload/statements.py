@@ -9,13 +9,21 @@ reach it (``Database.trace_statements``); the counter knows nothing of any drive
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 #: the kinds every count is split into; anything else (PRAGMA, SAVEPOINT, ROLLBACK, ...) is "other"
 KINDS = ("SELECT", "INSERT", "UPDATE", "DELETE", "BEGIN", "COMMIT", "other")
 _FIRST_WORDS = {"SELECT": "SELECT", "WITH": "SELECT", "VALUES": "SELECT", "INSERT": "INSERT",
                 "REPLACE": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE", "BEGIN": "BEGIN",
                 "COMMIT": "COMMIT", "END": "COMMIT"}
+
+#: the kinds that change data
+WRITE_KINDS = ("INSERT", "UPDATE", "DELETE")
+
+
+def wrote(counts: Mapping[str, int]) -> str:
+    """The writes in a count, as a message says them ("1 UPDATE, 2 DELETE"); "" when it holds none."""
+    return ", ".join(f"{counts[k]} {k}" for k in WRITE_KINDS if counts.get(k))
 
 
 def classify(sql: str) -> str:
