@@ -174,3 +174,62 @@ def test_the_settings_shown_are_those_of_the_databases_in_the_run() -> None:
     both = _run(("sqlite", "mysql")).durability()
     assert both["journal_mode"] == "delete" and both["mysql.innodb_flush_log_at_trx_commit"] == "1"
     assert not any(k.startswith("postgresql.") for k in both)
+
+
+# -- the plan line's estimate from earlier runs' phase accounts (issue 33, item 1) ---------------------------
+
+def _recorded_run(cells: dict[CellKey, dict[str, float]], units: dict[str, dict[str, float]], run_seconds: float,
+                  when: str = "2026-12-05T10:00:00", rounds: int = 3, instrumented: bool = False) -> dict:
+    benchmarks = []
+    for key, phases in cells.items():
+        info = {"arm": key.arm, "model": key.model, "op": key.op, "mode": key.mode, "table": key.table,
+                "db": key.db, "rtt_ms": key.rtt_ms, "rounds": rounds, "phases": phases}
+        if instrumented:
+            info["instrumented"] = "callgrind"
+        benchmarks.append({"name": key.id, "extra_info": info})
+    return {"datetime": when, "benchmarks": benchmarks,
+            "ormbench": {"phases": {"run_seconds": run_seconds, "units": units}}}
+
+
+def test_a_recorded_cell_scales_its_rounds_and_carries_its_unit_and_run_shares() -> None:
+    from pytest_ormbench.scheduling.estimate import read_run
+
+    b, f = CellKey("peewee", "simple", "B", "warm", "default"), CellKey("peewee", "simple", "F", "warm", "default")
+    cells = {b: {"timed": 3.0, "restore": 3.0, "template": 1.0}, f: {"timed": 1.0, "copy": 2.0}}
+    # the unit's account holds its cells' phases and 4 s more (counting); the run 2 s more (the probe)
+    data = _recorded_run(cells, {"peewee": {"timed": 4.0, "restore": 3.0, "template": 1.0, "copy": 2.0,
+                                            "count": 4.0}, "probe": {"probe": 1.0}}, run_seconds=16.0)
+    rec = read_run(data)
+    # B: 6 s of round phases over 3 rounds, once: its template 1 s + half the unit's 4 s + half the run's 2 s
+    assert rec[b.id].seconds(3) == pytest.approx(6.0 + 1.0 + 2.0 + 1.0)
+    assert rec[b.id].seconds(6) == pytest.approx(12.0 + 4.0)  # twice the rounds: the round phases double
+    assert rec[b.id].timed_seconds(6) == pytest.approx(6.0)
+    assert rec[f.id].seconds(3) == pytest.approx(3.0 + 2.0 + 1.0)
+    assert sum(r.seconds(3) for r in rec.values()) == pytest.approx(16.0)  # the whole run, accounted
+    assert read_run(data, instructions=True) == {}  # a timed run's lengths say nothing of a callgrind run's
+
+
+def test_the_plan_line_estimates_from_earlier_runs_and_says_how_much_it_guessed(tmp_path) -> None:  # noqa: ANN001
+    import json
+
+    run = _run(("sqlite",))
+    keys = [CellKey(a, "simple", o, "warm", "default") for a in run.arms for o in run.ops]
+    old = _recorded_run({k: {"timed": 30.0, "restore": 30.0} for k in keys[:3]}, {}, 0.0,
+                        when="2026-12-01T00:00:00")
+    new = _recorded_run({k: {"timed": 3.0, "restore": 3.0} for k in keys[:3]}, {}, 0.0)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "0001_old.json").write_text(json.dumps(old))
+    (tmp_path / "a" / "0002_new.json").write_text(json.dumps(new))
+    (tmp_path / "a" / "junk.json").write_text("{not json")
+    from pytest_ormbench.plugin.hooks import _estimate, _plan_line
+
+    line = _plan_line(run, keys, _estimate(run, keys, [tmp_path]))
+    # the newest record of each cell: 3 cells x 6 s, the fourth estimated like its neighbours (another 6 s)
+    assert "estimated 24 s of wall time, 12 s of it timed rounds, 2.0x" in line
+    assert "the phase accounts of 3 of its 4 cells in 2 earlier run(s); 1 more estimated from their kind" in line
+    assert "the whole quick matrix" not in line  # the estimate replaces the preset's measured time
+    assert _estimate(run, keys, [tmp_path / "nothing-here"]) is None
+    assert _estimate(_run(("sqlite",), verify_only=True), keys, [tmp_path]) is None
+    guess = _estimate(run, keys, [tmp_path])
+    assert guess.against({"run_seconds": 36.0, "total": {"timed": 10.0}}) == (
+        "the plan estimated 24 s of wall time and 12 s timed; the run took 36 s (+50%), 10 s timed")

@@ -15,6 +15,7 @@ import pytest
 ORMS = ("django", "sqlalchemy", "peewee", "tortoise", "piccolo", "ormar", "sqlobject", "objectbox", "sqlmodel",
         "aiosqlite")
 MACHINERY = ("pytest_ormbench.scheduling.scheduler", "pytest_ormbench.scheduling.workers",
+             "pytest_ormbench.scheduling.processes",
              "pytest_ormbench.measuring.runner", "pytest_ormbench.measuring.worker",
              "pytest_ormbench.provision.servers")
 

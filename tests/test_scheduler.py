@@ -74,27 +74,27 @@ def test_an_interrupted_round_is_stopped_not_waited_for(scheduler: Scheduler,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl-C or SIGTERM while a fresh worker runs a round: its process is terminated at once (no grace
     period), since nobody will read the round; an answered request still lets the worker end by itself."""
-    import pytest_ormbench.scheduling.scheduler as scheduler_module
+    import pytest_ormbench.scheduling.processes as processes_module
 
     closed: list[float] = []
-    real_close = scheduler_module.Worker.close
+    real_close = processes_module.Worker.close
 
     def recording_close(self, timeout: float = 10.0) -> None:  # noqa: ANN001
         closed.append(timeout)
         real_close(self, timeout)
 
-    monkeypatch.setattr(scheduler_module.Worker, "close", recording_close)
+    monkeypatch.setattr(processes_module.Worker, "close", recording_close)
     key = CellKey("sqlite3", "simple", "F", "cold", "default")
     cell = scheduler._cell(key, 1, False)
-    assert scheduler._once(key, cell)["record"]
+    assert scheduler.processes.once(key, cell)["record"]
     assert closed == [10.0]
 
     def interrupted(*args, **kwargs):  # noqa: ANN002, ANN003
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(scheduler, "_ask", interrupted)
+    monkeypatch.setattr(scheduler.processes, "ask", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        scheduler._once(key, cell)
+        scheduler.processes.once(key, cell)
     assert closed == [10.0, 0.0]
 
 
@@ -191,3 +191,107 @@ def test_the_run_accounts_for_its_wall_time_by_phase(scheduler: Scheduler) -> No
     assert total["process"] > 0 and total["count"] > 0 and total["build"] > 0
     table = phase_table(account)
     assert table is not None and table.rows[-1][0] == "Total" and table.header[-1] == "÷ timed"
+
+
+def _cold_records(run_kw: dict) -> tuple[list, dict, set[int]]:  # noqa: ANN001
+    run = _config(modes=("cold",), **run_kw)
+    s = Scheduler(run, all_arms(run.register), ROOT)
+    s.planned = [CellKey("sqlite3", "simple", o, "cold", "default") for o in run.ops]
+    try:
+        outcomes = [s.outcome(k) for k in s.planned]
+        facts = s.run_facts()
+        preloaded = {w.pid for w in s.processes.preloaded.pool.values()}
+    finally:
+        s.close()
+    assert all(o.problem is None for o in outcomes), [o.problem for o in outcomes]
+    return [o.record for o in outcomes], facts, preloaded
+
+
+def test_cold_rounds_fork_from_a_preloaded_worker_that_never_runs_an_op() -> None:
+    """Issue 33: a cold round's process is a child of a worker that imported the arm's module; each round its
+    own child, the preloaded worker none of them, the rounds verified, and the statements counted exactly as
+    in fresh interpreters (a cold start must stay cold); the run's facts say how cold rounds started."""
+    forked, facts, preloaded = _cold_records({"cold_start": "fork"})
+    fresh, fresh_facts, none = _cold_records({"cold_start": "fresh"})
+    assert facts["cold_start"] == {"how": "fork", "fresh": {}} and fresh_facts["cold_start"]["how"] == "fresh"
+    assert len(preloaded) == 1 and not none
+    for rec in forked:
+        assert rec.verified and rec.rounds == 2 and len(set(rec.worker_pids)) == 2
+        assert not preloaded & set(rec.worker_pids)
+        assert "warmup" not in rec.phases  # a cold round: no warm-up in its process
+    assert [r.statements for r in forked] == [r.statements for r in fresh]
+
+
+def test_a_module_that_leaves_a_thread_running_is_not_forked(tmp_path: Path) -> None:
+    """A fork copies the calling thread alone: an arm module whose import starts a thread is refused in the
+    preloaded worker, its cold rounds then start fresh processes, and the pool says why."""
+    from pytest_ormbench.scheduling.workers import Preloaded, Worker, child_env
+
+    (tmp_path / "threaded_arm.py").write_text(
+        "import threading, time\n"
+        "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+        "class Arm:\n    pass\n")
+    run = _config(modes=("cold",))
+    s = Scheduler(run, all_arms(run.register), ROOT)
+    cell = s._cell(CellKey("sqlite3", "simple", "B", "cold", "default"), 1, False).to_json()
+    s.close()
+    env = child_env([str(tmp_path), str(ROOT / "src")])
+    pool = Preloaded()
+    for target, forkable in (("threaded_arm:Arm", False), (cell["target"], True)):
+        got = pool.get(target, target, lambda: Worker(env=env, cwd=str(ROOT)),
+                       lambda w: w.request({"cmd": "preload", "cell": {**cell, "target": target}}))
+        assert (got is not None) == forkable
+    assert pool.refused == {"threaded_arm:Arm": "2 threads after the arm's import"}
+    assert pool.get("threaded_arm:Arm", "threaded_arm:Arm", lambda: 1 / 0, lambda w: {}) is None  # asked once
+    for w in pool.pool.values():
+        w.close()
+
+
+@pytest.mark.parametrize("scheduler", [{"modes": ("warm",), "rounds": 3}], indirect=True)
+def test_an_interleaved_warm_cell_keeps_its_session_between_rounds(scheduler: Scheduler) -> None:
+    """Issue 33: the warm-up, the copy and the connection once per cell, not once per interleaved round; each
+    round still restored first and verified; the worker holds no session once the cell's last round is done."""
+    scheduler.run_all()
+    assert scheduler.run_facts()["warm_start"] == "kept"
+    for key in scheduler.planned:
+        rec = scheduler.outcome(key).record
+        assert rec.verified and rec.rounds == 3 and len(set(rec.worker_pids)) == 1
+        assert rec.phases["restore"] > 0 and rec.phases["timed"] > 0
+    # the request's own phases: the first visit's copy and warm-up are charged once, not three times
+    account = scheduler.run_facts()["phases"]["units"]["sqlite3"]
+    fresh_run = _config(modes=("warm",), rounds=3, warm_start="fresh")
+    fresh = Scheduler(fresh_run, all_arms(fresh_run.register), ROOT)
+    fresh.planned = list(scheduler.planned)
+    try:
+        fresh.run_all()
+        again = fresh.run_facts()["phases"]["units"]["sqlite3"]
+        assert fresh.run_facts()["warm_start"] == "fresh"
+        assert [fresh.outcome(k).record.statements for k in fresh.planned] == \
+            [scheduler.outcome(k).record.statements for k in scheduler.planned]
+    finally:
+        fresh.close()
+    assert account["warmup"] < again["warmup"]
+
+
+def test_a_kept_session_is_closed_by_the_last_round_and_by_the_workers_end(tmp_path: Path) -> None:
+    from pytest_ormbench.measuring import worker
+
+    run = _config(modes=("warm",))
+    s = Scheduler(run, all_arms(run.register), ROOT)
+    try:
+        key = CellKey("sqlite3", "simple", "F", "warm", "default")
+        s._build(key)
+        cell = s._cell(key, 1, True)
+        first = worker.measure(cell, keep=True)
+        assert len(worker._KEPT) == 1 and "warmup" in first.phases and "copy" in first.phases
+        second = worker.measure(cell, keep=True)
+        assert "warmup" not in second.phases and "copy" not in second.phases and second.phases["restore"] > 0
+        assert second.verified
+        worker.measure(cell, keep=False)
+        assert not worker._KEPT and not list(cell.work_dir.glob("*.db*"))
+        worker.measure(cell, keep=True)
+        worker.close_kept()
+        assert not worker._KEPT and not list(cell.work_dir.glob("*.db*"))
+    finally:
+        worker.close_kept()
+        s.close()

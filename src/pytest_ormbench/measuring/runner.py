@@ -453,76 +453,109 @@ def shape_plan_of(cell: Cell) -> ShapePlan:
     return make_shape_plan(SHAPES_BY_CODE[cell.op].name, RelationalSizes.from_iterations(cell.sizes.iterations))
 
 
-def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) -> tuple[list[RoundResult], Counters]:
-    """Run a cell's rounds in this process (one round per process in cold mode); ``counters.phases`` says where
-    this process's time on it went."""
-    arm_cls = import_arm(cell.target)
-    model = ALL_MODELS[cell.model]
-    work = cell_work(cell, arm_cls)
-    event_loop()
-    database = database_for(arm_cls, cell.db)
-    if cell.db != "sqlite":
-        database.rtt_ms = cell.rtt_ms  # type: ignore[attr-defined]  # the proxy the arm's location points at
-    phases = PhaseClock()
-    with phases("template"):
-        template = work.build()
-    counters = counters_for(cell, database)  # before the arm connects: the trace goes on at connect time
-    counters.phases = phases
-    cell.work_dir.mkdir(parents=True, exist_ok=True)
-    with phases("copy"):
-        db = database.location(cell.work_dir, f"{cell.arm}-{uuid.uuid4().hex[:8]}")
-        database.copy(template, db)
-        # on a server: the column types the ORM created, recorded per cell (how each ORM maps JSON, decimals, ...)
-        column_types = database.column_types(db)
-    arm = arm_cls(model, cell.settings)
-    with phases("open"):
-        drive(arm.open(db))
-    results: list[RoundResult] = []
-    read_only = CellKey(cell.arm, cell.model, cell.op, cell.mode, cell.table).read_only
+class CellSession:
+    """A cell's arm, connection and work database in this process, opened once (the template found or built,
+    the copy, the connection): then one request's rounds, or (a kept session, ``measuring.worker``) the rounds
+    of each interleaved request of a warm cell in turn, warmed up once and restored before every round as the
+    rounds of one request are. :attr:`phases` is the current request's account."""
 
-    refreshed = False
+    def __init__(self, cell: Cell) -> None:
+        arm_cls = import_arm(cell.target)
+        self.work = cell_work(cell, arm_cls)
+        event_loop()
+        database = self.database = database_for(arm_cls, cell.db)
+        if cell.db != "sqlite":
+            database.rtt_ms = cell.rtt_ms  # type: ignore[attr-defined]  # the proxy the arm's location points at
+        self.phases = PhaseClock()
+        with self.phases("template"):
+            self.template = self.work.build()
+        self.counters = counters_for(cell, database)  # before the arm connects: the trace goes on at connect time
+        self.counters.phases = self.phases
+        cell.work_dir.mkdir(parents=True, exist_ok=True)
+        with self.phases("copy"):
+            self.db = database.location(cell.work_dir, f"{cell.arm}-{uuid.uuid4().hex[:8]}")
+            database.copy(self.template, self.db)
+            # on a server: the column types the ORM created, recorded per cell (how each ORM maps JSON, ...)
+            self.column_types = database.column_types(self.db)
+        self.arm = arm_cls(ALL_MODELS[cell.model], cell.settings)
+        self.opened = False
+        with self.phases("open"):
+            try:
+                drive(self.arm.open(self.db))
+                self.opened = True
+            finally:
+                if not self.opened:
+                    database.remove(self.db)
+        self.read_only = CellKey(cell.arm, cell.model, cell.op, cell.mode, cell.table).read_only
+        self.refreshed = False
+        #: the database holds what an op left (the next round restores first); the warm-up has run
+        self.dirty = self.warmed = False
+        self.requests = 0
 
-    def reset() -> None:
+    def reset(self) -> None:
         # a read leaves the rows as it found them (its counted statements must show no write, or it fails
         # verification), so a server skips the refill and redoes only the statistics
-        nonlocal refreshed
-        if read_only and database.refresh_unchanged(db):
-            refreshed = True
+        if self.read_only and self.database.refresh_unchanged(self.db):
+            self.refreshed = True
         else:
-            drive(arm.restore(template))
+            drive(self.arm.restore(self.template))
+        self.dirty = False
 
-    try:
-        if cell.warmup:
+    def run(self, cell: Cell, on_round: Callable[[RoundResult], None] | None = None) -> list[RoundResult]:
+        """The request's ``cell.rounds`` rounds: after the warm-up the first time a warm cell asks, each from
+        the starting state; then the memory repetition when asked."""
+        if self.requests:
+            self.phases = self.counters.phases = PhaseClock()
+        self.requests += 1
+        phases, arm, db, database = self.phases, self.arm, self.db, self.database
+        results: list[RoundResult] = []
+        if cell.warmup and not self.warmed:
             with phases("warmup"):
-                work.round(arm, db, database=database)  # the warm-up: verified, its time discarded
-            with phases("restore"):
-                reset()
-        for r in range(cell.rounds):
-            if r:
+                self.dirty = self.warmed = True
+                self.work.round(arm, db, database=database)  # the warm-up: verified, its time discarded
+        for _ in range(cell.rounds):
+            if self.dirty:
                 with phases("restore"):
-                    reset()
-            res = work.round(arm, db, counters=counters, database=database)
+                    self.reset()
+            self.dirty = True
+            res = self.work.round(arm, db, counters=self.counters, database=database)
             phases.merge(res.phases)
             results.append(res)
             if on_round:
                 on_round(res)
         if cell.memory:
             with phases("memory"):
-                reset()
-                mem = work.round(arm, db, memory=True, database=database)
+                self.reset()
+                self.dirty = True
+                mem = self.work.round(arm, db, memory=True, database=database)
             for fact in ("memory_peak_bytes", "rss_peak_growth_bytes"):
                 if fact in mem.facts:
                     results[-1].facts[fact] = mem.facts[fact]
-        if column_types and results:
-            results[-1].facts["column_types"] = column_types
-        if refreshed and results:
+        if self.column_types and results:
+            results[-1].facts["column_types"] = self.column_types
+        if self.refreshed and results:
             # recorded: reads on a server timed before this discipline started from a refilled database
             results[-1].facts["between_rounds"] = "statistics only (a read: no refill)"
+        return results
+
+    def close(self) -> None:
+        if self.opened:
+            self.opened = False
+            with self.phases("open"):
+                try:
+                    drive(self.arm.close())
+                finally:
+                    self.database.remove(self.db)
+
+
+def run_cell(cell: Cell, on_round: Callable[[RoundResult], None] | None = None) -> tuple[list[RoundResult], Counters]:
+    """Run a cell's rounds in this process (one round per process in cold mode); ``counters.phases`` says where
+    this process's time on it went."""
+    session = CellSession(cell)
+    try:
+        return session.run(cell, on_round), session.counters
     finally:
-        with phases("open"):
-            drive(arm.close())
-            database.remove(db)
-    return results, counters
+        session.close()
 
 
 def build_templates(cell: Cell) -> str:

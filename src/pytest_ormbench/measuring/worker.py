@@ -6,6 +6,15 @@ anything an ORM prints goes to stderr. Requests:
 
     {"cmd": "build", "cell": {...}}  -> {"ok": true, "template": path, "pid": n}
     {"cmd": "run", "cell": {...}}    -> {"ok": true, "record": {...}, "pid": n}
+    {"cmd": "run", "cell": {...}, "keep": true}  -> the same, the cell's session kept open for its next request
+    {"cmd": "preload", "cell": {...}} -> {"ok": true, "forkable": bool, "why": "...", "pid": n}
+    {"cmd": "fork", "cell": {...}}   -> what "run" answers, from a child forked for the request
+
+A cold round's process is a fresh interpreter, or (``--ormbench-cold-start=fork``) a child forked from a
+worker that has only imported the cell's arm module and the measuring code (``preload``) and opened
+nothing: what a fresh process does before the arm opens its connection, done once. The child then runs
+the request exactly as a fresh process would (the template found, the copy, the connection, the round),
+replies and exits; the preloaded worker never runs an op.
 
 The cell names the arm's ``module:Class``; the record is a
 :class:`pytest_ormbench.results.record.CellRecord` as JSON (the parent merges a cell's
@@ -90,16 +99,53 @@ def _provenance(versions: tuple[tuple[str, str], ...]) -> dict[str, Any]:
     return out
 
 
-def measure(cell: "Cell") -> "CellRecord":
+#: kept sessions (``"keep": true``): cell id -> its arm, connection and work database, open between requests
+_KEPT: dict[str, Any] = {}
+
+
+def _session_id(cell: "Cell") -> str:
+    return "|".join(map(str, (cell.target, cell.model, cell.op, cell.mode, cell.table, cell.db, cell.rtt_ms,
+                              cell.strategy, cell.sizes, cell.settings.to_json())))
+
+
+def _run_rounds(cell: "Cell", keep: bool) -> tuple[list[Any], Any]:
+    """The request's rounds: in the cell's kept session when an earlier request kept one, else in a new one;
+    kept again after them when ``keep`` (an interleaved warm cell's rounds before its last), else closed."""
+    from pytest_ormbench.measuring.runner import CellSession
+
+    session = _KEPT.pop(_session_id(cell), None) or CellSession(cell)
+    try:
+        rounds = session.run(cell)
+    except BaseException:
+        session.close()
+        raise
+    if keep:
+        _KEPT[_session_id(cell)] = session
+    else:
+        session.close()
+    return rounds, session.counters
+
+
+def close_kept() -> None:
+    """Close every kept session (the worker's end: their connections closed, their databases removed)."""
+    while _KEPT:
+        _, session = _KEPT.popitem()
+        try:
+            session.close()
+        except Exception:  # noqa: BLE001  (one session's close must not keep the others open)
+            traceback.print_exc()
+
+
+def measure(cell: "Cell", keep: bool = False) -> "CellRecord":
     """Run the cell's rounds here and return them as one record (the parent adds slots and schedule)."""
     from pytest_ormbench.workload.plan import make_plan
     from pytest_ormbench.workload.measures import GC_COLLECTIONS, INSTRUCTIONS, WALL
     from pytest_ormbench.workload.cells import CellKey
     from pytest_ormbench.results.record import CellRecord, Facts, applicable_deviations
     from pytest_ormbench.arms.registry import import_arm
-    from pytest_ormbench.measuring.runner import run_cell, shape_plan_of
+    from pytest_ormbench.measuring.runner import shape_plan_of
 
-    rounds, counters = run_cell(cell)
+    rounds, counters = _run_rounds(cell, keep)
     measures: dict[str, list[float]] = {WALL: [r.seconds for r in rounds],
                                         GC_COLLECTIONS: [float(r.gc_collections) for r in rounds]}
     if counters.callgrind is not None:
@@ -153,6 +199,52 @@ def handle(request: dict[str, Any]) -> dict[str, Any]:
         close_server_connections()
 
 
+def preload(cell: Any) -> dict[str, Any]:
+    """Import what a fresh cold process imports before its arm opens a connection (the arm's module and the
+    measuring code), and open nothing; forkable only while this process has one thread (a fork copies the
+    calling thread alone: a lock another thread held stays held in the child)."""
+    import threading
+
+    from pytest_ormbench.arms.registry import import_arm
+    from pytest_ormbench.measuring import runner  # noqa: F401  (what run_cell needs before the arm's import)
+    from pytest_ormbench.results import record  # noqa: F401
+
+    import_arm(cell.target)
+    threads = threading.active_count()
+    forkable = hasattr(os, "fork") and threads == 1
+    why = "" if forkable else (f"{threads} threads after the arm's import" if hasattr(os, "fork") else "no fork()")
+    return {"ok": True, "forkable": forkable, "why": why, "pid": os.getpid()}
+
+
+def forked(request: dict[str, Any]) -> dict[str, Any]:
+    """Run the request in a child forked from this (preloaded) process and return the child's reply, read
+    through a pipe of its own (a child that dies without replying is an error reply, not a hang)."""
+    read_end, write_end = os.pipe()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: one request, as a fresh process would run it, then out
+        status = 0
+        try:
+            os.close(read_end)
+            reply = handle({**request, "cmd": "run"})
+            with os.fdopen(write_end, "w", encoding="utf-8") as out:
+                out.write(json.dumps(reply, default=str))
+        except BaseException:  # noqa: BLE001  (nothing may unwind into the parent's loop in a child)
+            traceback.print_exc()
+            status = 1
+        finally:
+            sys.stderr.flush()
+            os._exit(status)
+    os.close(write_end)
+    with os.fdopen(read_end, "r", encoding="utf-8") as inp:
+        text = inp.read()
+    _, status = os.waitpid(pid, 0)
+    if text:
+        return json.loads(text)
+    return {"ok": False, "kind": "error", "error": f"the forked round's process {pid} exited with status "
+            f"{os.waitstatus_to_exitcode(status)} without a reply"}
+
+
 def _handle(request: dict[str, Any], cell: Any) -> dict[str, Any]:
     from pytest_ormbench.workload.spec import Unsupported
     from pytest_ormbench.measuring.runner import build_templates
@@ -162,7 +254,11 @@ def _handle(request: dict[str, Any], cell: Any) -> dict[str, Any]:
         if request["cmd"] == "build":
             return {"ok": True, "template": build_templates(cell), "pid": os.getpid()}
         if request["cmd"] == "run":
-            return {"ok": True, "record": measure(cell).to_json(), "pid": os.getpid()}
+            return {"ok": True, "record": measure(cell, bool(request.get("keep"))).to_json(), "pid": os.getpid()}
+        if request["cmd"] == "preload":
+            return preload(cell)
+        if request["cmd"] == "fork":
+            return forked(request)
         return {"ok": False, "kind": "error", "error": f"unknown command {request['cmd']!r}"}
     except Unsupported as exc:
         return {"ok": False, "kind": "unsupported", "error": str(exc)}
@@ -183,6 +279,7 @@ def main() -> int:
         reply = handle(json.loads(line))
         proto.write(json.dumps(reply, default=str) + "\n")
         proto.flush()
+    close_kept()
     return 0
 
 

@@ -23,7 +23,7 @@ import threading
 import traceback
 import warnings
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
 
@@ -37,6 +37,9 @@ from pytest_ormbench.workload.cells import CellKey, RecordError
 from pytest_ormbench.results.record import CellRecord, fold_environments
 from pytest_ormbench.arms.registry import CONTROL_ARMS, all_arms
 from pytest_ormbench.scheduling.matrix import run_cells
+
+if TYPE_CHECKING:  # pragma: no cover
+    from pytest_ormbench.scheduling.estimate import Estimate
 
 XDIST_BENCHMARK_WARNING = "Benchmarks are automatically disabled because xdist"
 
@@ -193,7 +196,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         refuse_missing_arms(config, ob.run, planned)
     for note in ob.notes:
         progress(session.config, note)
-    progress(session.config, _plan_line(ob.run, planned))
+    ob.estimate = _estimate(ob.run, planned, _estimate_sources(config, ob.run))
+    progress(session.config, _plan_line(ob.run, planned, ob.estimate))
     if config.option.collectonly:
         return  # the plan said what would run; nothing runs
     if not hasattr(config, "workerinput"):
@@ -269,10 +273,35 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):  # noqa
     return report
 
 
-def _plan_line(run: _options.RunConfig, planned: list[CellKey]) -> str:
+def _estimate_sources(config: pytest.Config, run: _options.RunConfig) -> list[Path]:
+    """Where the plan line's estimate reads earlier runs: --ormbench-estimate-from, else the shard durations'
+    file, else pytest-benchmark's storage folder (its autosaved and --benchmark-save runs)."""
+    from pytest_ormbench.plugin.summary import benchmark_storage
+
+    if run.estimate_from:
+        return [Path(p) for p in run.estimate_from]
+    if run.shard_durations:
+        return [Path(run.shard_durations)]
+    return [benchmark_storage(config)]
+
+
+def _estimate(run: _options.RunConfig, planned: list[CellKey], sources: list[Path]) -> Estimate | None:
+    """The run's wall and timed time, from the earlier runs at ``sources`` (None: a verify-only run, or no
+    earlier run recorded any of its cells)."""
+    from pytest_ormbench.scheduling.estimate import estimate, read_runs
+
+    if run.verify_only or not sources:
+        return None
+    records, files = read_runs(sources, run.instructions)
+    return estimate(planned, run.rounds, records, files)
+
+
+def _plan_line(run: _options.RunConfig, planned: list[CellKey], guess: Estimate | None = None) -> str:
     """What is about to run, in words (the settings in force, the preset's values or the options over them),
-    and how long the preset's whole matrix took on the project's machine: only for the databases it was
-    measured on (SQLite's time says nothing of a PostgreSQL or MariaDB run)."""
+    and how long it should take: estimated from earlier runs' phase accounts (``scheduling.estimate``) where
+    they recorded its cells, else how long the preset's whole matrix took on the project's machine: only for
+    the databases it was measured on (SQLite's time says nothing of a PostgreSQL or MariaDB run)."""
+
     from pytest_ormbench.scheduling.config import PRESETS
 
     preset = PRESETS[run.preset]
@@ -287,7 +316,10 @@ def _plan_line(run: _options.RunConfig, planned: list[CellKey]) -> str:
     line = (f"pytest-ormbench: preset {preset.name}{' with ' + ', '.join(changed) + ' changed' if changed else ''} "
             f"({settings}): {len(planned):,} cells of {arms} arm(s), {what}")
     if run.instructions:
-        return line + "; instructions counted under callgrind (the rounds run 10-100x slower than timed ones)"
+        line += "; instructions counted under callgrind (the rounds run 10-100x slower than timed ones)"
+        return line + (f"; {guess.describe()}" if guess else "")
+    if guess is not None:
+        return f"{line}; {guess.describe()}"
     note = preset.measured_note(run.dbs, run.rtts) if not run.verify_only and not changed else ""
     return line + (f"; {note}" if note else "")
 

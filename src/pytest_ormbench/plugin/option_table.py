@@ -90,6 +90,15 @@ OPTIONS: tuple[Option, ...] = (
            metavar="K/N"),
     Option("shard-durations", "", "balance --ormbench-shard by the cells' durations in this earlier run's JSON "
            "(without it: estimated from each cell's kind)", metavar="FILE"),
+    Option("cold-start", "fork", "how a cold round's process starts: fork (a child of a worker that has imported the "
+           "arm's module and opened nothing; imports were never timed) or fresh (a new interpreter per round); "
+           "instructions runs always start fresh", metavar="fork|fresh"),
+    Option("warm-start", "kept", "how an interleaved warm cell's later rounds start: kept (its connection and work "
+           "database kept in the arm's worker between its rounds, warmed up once, restored before each round; "
+           "SQLite) or fresh (each round's request copies, connects and warms up again)", metavar="kept|fresh"),
+    Option("estimate-from", "", "earlier runs' JSON (comma-separated files or folders) whose phase accounts the plan "
+           "line's estimate of this run's wall and timed time is read from (default: --ormbench-shard-durations's "
+           "file, else pytest-benchmark's storage folder)", metavar="PATH,..."),
     Option("rtts", "", "a latency sweep on the server databases: comma-separated round-trip times in ms (e.g. "
            "0,1,5,25); each server cell runs once per RTT with the arm's connection through a loopback proxy that "
            "delays every chunk by RTT/2 each way (0 goes through the proxy too, to price it; 'direct' adds the "

@@ -363,6 +363,18 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
     rtts = _rtts(str(get("rtts") or ""), rtts_flag)
     shard, shard_durations = _shard(str(get("shard") or "").strip(), str(get("shard-durations") or "").strip(),
                                     str(config.invocation_params.dir))
+    cwd = str(config.invocation_params.dir)
+    estimate_from = tuple(str(Path(cwd, part.strip()).resolve())
+                          for part in str(get("estimate-from") or "").split(",") if part.strip())
+    missing = [p for p in estimate_from if not Path(p).exists()]
+    if missing:
+        raise pytest.UsageError(f"--ormbench-estimate-from: {missing[0]} does not exist")
+    cold_start = str(get("cold-start") or "fork").strip().lower()
+    if cold_start not in ("fork", "fresh"):
+        raise pytest.UsageError(f"--ormbench-cold-start: unknown value {cold_start!r}; valid: fork, fresh")
+    warm_start = str(get("warm-start") or "kept").strip().lower()
+    if warm_start not in ("kept", "fresh"):
+        raise pytest.UsageError(f"--ormbench-warm-start: unknown value {warm_start!r}; valid: kept, fresh")
     if rtts and not any(db != "sqlite" for db in dbs):
         dbs_flag = PREFIX + o["dbs"].old if rtts_flag != o["rtts"].flag else o["dbs"].flag  # in the user's words
         raise pytest.UsageError(f"{rtts_flag} sweeps a server's round trip: it needs {dbs_flag}=postgresql or mysql")
@@ -443,6 +455,7 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
         rounds=rounds,
         sizes=Sizes(iterations, batch), settings=Settings(journal, sync, postgresql=pg_settings, mysql=my_settings),
         dbs=dbs, postgresql_url=pg_url, mysql_url=my_url, rtts=rtts, shard=shard, shard_durations=shard_durations,
+        estimate_from=estimate_from, cold_start=cold_start, warm_start=warm_start,
         verify_only=verify_only, benchmark_disabled=benchmark_disabled, register=register,
         memory=bool(get("memory")), report=str(get("report") or "").strip(), schedule=schedule,
         compare=str(get("compare") or "").strip(), compare_markdown=str(get("compare-markdown") or "").strip(),

@@ -10,6 +10,7 @@ import pytest
 from pytest_ormbench.plugin import options as _options
 
 if TYPE_CHECKING:  # pragma: no cover
+    from pytest_ormbench.scheduling.estimate import Estimate
     from pytest_ormbench.scheduling.scheduler import Scheduler
 
 
@@ -28,6 +29,8 @@ class OrmbenchSession:
     comparison_text: str = ""
     #: lines said once the cells are known
     notes: list[str] = field(default_factory=list)
+    #: what the plan line estimated of the run from earlier runs (the summary sets it beside what it took)
+    estimate: Estimate | None = None
     #: failure message -> the first cell that failed with it (the others say "same error")
     failures: dict[str, str] = field(default_factory=dict)
 

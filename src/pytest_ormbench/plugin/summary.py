@@ -139,6 +139,8 @@ def terminal_summary(terminalreporter, config: pytest.Config) -> None:  # noqa: 
         if account is not None:
             tr.write_line("")
             tr.write_line(text_table(account, 100))
+            if session.estimate is not None:
+                tr.write_line(session.estimate.against(facts["phases"]))
     if scheduler.not_run:
         tr.write_sep("-", "pytest-ormbench: cells without a number")
         tr.write_line(render_not_run(scheduler.not_run))

@@ -120,6 +120,15 @@ class RunConfig:
     shard: tuple[int, int] | None = None
     #: ``--ormbench-shard-durations``: the earlier run's JSON the split is balanced by ("": estimated)
     shard_durations: str = ""
+    #: ``--ormbench-estimate-from``: the earlier runs (absolute paths) the plan line's estimate reads; empty: the
+    #: shard durations' file, else pytest-benchmark's storage folder
+    estimate_from: tuple[str, ...] = ()
+    #: ``--ormbench-cold-start``: a cold round's process forked from a preloaded worker ("fork") or a new
+    #: interpreter ("fresh")
+    cold_start: str = "fork"
+    #: ``--ormbench-warm-start``: an interleaved warm cell's session kept between its rounds ("kept"), or
+    #: opened and warmed up again for each ("fresh")
+    warm_start: str = "kept"
 
     @property
     def timed(self) -> bool:

@@ -1,4 +1,5 @@
-"""The parent's side of a run, without pytest: worker processes, the two schedules, the drift probe.
+"""The parent's side of a run, without pytest: the two schedules, the drift probe, the run's account (its
+measuring processes: ``processes.py``).
 
 Nothing here measures time (the child does) or imports an ORM. It asks workers to build and run
 cells, merges each cell's replies into one :class:`~pytest_ormbench.results.record.CellRecord`, and numbers
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from pytest_ormbench.scheduling.config import RunConfig
-from pytest_ormbench.provision.servers import ServerProblem, Servers
+from pytest_ormbench.provision.servers import Servers
 from pytest_ormbench.workload.plan import Sizes
 from pytest_ormbench.scheduling.progress import Kind, Progress
 from pytest_ormbench.workload.cells import CellKey
@@ -37,17 +38,9 @@ from pytest_ormbench.arms.registry import CONTROL_ARM, ArmEntry
 from pytest_ormbench.measuring.runner import Cell
 from pytest_ormbench.scheduling.probe import (LOADAVG, PROBE_CELLS, PROBE_ROUNDS, PROBE_SIZES, loadavg,  # noqa: F401
                                               probe_facts, probe_figure)
-from pytest_ormbench.scheduling.workers import Worker, WorkerCrashed, child_env
-from pytest_ormbench.workload.phases import PhaseClock
-
-class CellProblem(Exception):
-    """A cell that produced no number: unsupported, skipped, failed or failed verification."""
-
-    def __init__(self, outcome: str, message: str, detail: str = "", why: str = "") -> None:
-        super().__init__(message)
-        self.outcome, self.message, self.detail = outcome, message, detail
-        #: the reason in a few words, for the progress lines' count of dropped cells ("1 cell skipped: no server")
-        self.why = why or {"verification failed": "failed verification"}.get(outcome, outcome)
+from pytest_ormbench.scheduling.processes import CellProblem, Processes  # noqa: F401  (CellProblem: the outcome's)
+from pytest_ormbench.scheduling.workers import Worker, child_env
+from pytest_ormbench.workload.phases import RunAccount
 
 
 #: why the cells of an arm whose package is missing are dropped from the run's count
@@ -100,24 +93,23 @@ class Scheduler:
     def __post_init__(self) -> None:
         self.env = child_env([str(self.rootdir)])
         #: where the run's wall time went, per unit (arm at its place; "probe" for the drift probe)
-        self.account: dict[str, PhaseClock] = {}
-        self._started = time.monotonic()
+        self.account = RunAccount()
         #: the run's database servers, started when a cell first needs one
         self.servers = Servers(self.run.settings, self.tmp, self.run.postgresql_url, self.run.mysql_url)
-        self.workers: dict[str, Worker] = {}
-        #: timed runs: per arm, the warm worker that counts statements (traced, so it never times a round)
-        self.counters: dict[str, Worker] = {}
         #: a latency sweep's statement counts, taken once per cell on the direct connection (``_count``)
         self._direct_counts: dict[CellKey, CellRecord] = {}
         self._prefix: list[str] | None = None
-        self._measuring_env = self.env
+        measuring_env = self.env
         if self.run.instructions:
             from pytest_ormbench.measuring import callgrind
 
             out = self.tmp / "callgrind"
             out.mkdir(parents=True, exist_ok=True)
             self._prefix = callgrind.command(callgrind.check_available(), out)
-            self._measuring_env = {**self.env, callgrind.OUT_DIR_ENV: str(out)}
+            measuring_env = {**self.env, callgrind.OUT_DIR_ENV: str(out)}
+        #: the run's measuring processes (the arms' long-lived, counting, preloaded and fresh workers)
+        self.processes = Processes(self.env, self.rootdir, self.servers, self.run.rtts, self._prefix,
+                                   measuring_env, self.run.cold_start)
         self._gathered: dict[CellKey, _Gathered] | None = None
         #: the end probe of a back-to-back run is taken
         self._ended = False
@@ -139,22 +131,8 @@ class Scheduler:
     # -- workers --------------------------------------------------------------------------------------
     @staticmethod
     def unit(key: CellKey) -> str:
-        """What takes its turn in the interleaved order: an arm on one database (and RTT of a sweep)."""
-        return key.arm if key.db == "sqlite" and key.rtt_ms is None else f"{key.arm}@{key.place}"
-
-    @staticmethod
-    def owner(key: CellKey) -> str:
-        """What owns a long-lived worker: an arm on one database (its cells of every RTT share it, as its
-        cells of every op do; each cell opens and closes its own connection)."""
-        return key.arm if key.db == "sqlite" else f"{key.arm}@{key.db}"
-
-    def _env(self, base: dict[str, str], key: CellKey) -> dict[str, str]:
-        """A worker's environment for a cell's database: the server it connects to, started on first need."""
-        try:
-            extra = self.servers.env_for(key.db, self.run.rtts)
-        except ServerProblem as exc:
-            raise CellProblem("skipped", str(exc), why="skipped: no server") from None
-        return {**base, **extra} if extra else base
+        """What takes its turn in the interleaved order (``CellKey.unit``)."""
+        return key.unit
 
     def kind(self, key: CellKey, step: str = "") -> Kind:
         """One unit of the cell's work, as the estimate of the time left tells units apart (``progress.Kind``):
@@ -187,35 +165,10 @@ class Scheduler:
             self._said_drops = note
             self._say(note)
 
-    def _persistent(self, key: CellKey) -> Worker:
-        """The arm's long-lived worker on the cell's database: builds starting states, runs warm cells."""
-        owner = self.owner(key)
-        w = self.workers.get(owner)
-        if w is None or w.proc.poll() is not None:
-            w = self.workers[owner] = Worker(env=self._env(self.env, key), cwd=str(self.rootdir))
-        return w
-
-    def _fresh(self, measuring: bool = False, key: CellKey | None = None) -> Worker:
-        """A new worker: under callgrind when it measures an instructions run."""
-        env = self._measuring_env if measuring and self._prefix is not None else self.env
-        if key is not None:
-            env = self._env(env, key)
-        if measuring and self._prefix is not None:
-            return Worker(env=env, cwd=str(self.rootdir), prefix=self._prefix)
-        return Worker(env=env, cwd=str(self.rootdir))
-
     def close(self) -> None:
         """Stop every worker, remove the run's databases and stop its servers."""
-        workers = [*self.workers.values(), *self.counters.values()]
-        if self._probe_worker is not None:
-            workers.append(self._probe_worker)
-            self._probe_worker = None
-        for w in workers:
-            w.close_input()  # all at once: each worker ends its request and exits while the others do
-        for w in workers:
-            w.close()
-        for pool in (self.workers, self.counters):
-            pool.clear()
+        self.processes.close(*([self._probe_worker] if self._probe_worker is not None else []))
+        self._probe_worker = None
         self.servers.close()
         shutil.rmtree(self.tmp, ignore_errors=True)
 
@@ -232,60 +185,34 @@ class Scheduler:
             strategy=key.strategy,
         )
 
-    def _ask(self, worker: Worker, key: CellKey, payload: dict[str, Any], persistent: bool) -> dict[str, Any]:
-        """One request; a bad reply becomes a :class:`CellProblem`."""
-        try:
-            reply = worker.request(payload)
-        except WorkerCrashed as exc:
-            if persistent:
-                for pool in (self.workers, self.counters):
-                    if pool.get(self.owner(key)) is worker:
-                        pool.pop(self.owner(key))
-            raise CellProblem("failed", f"worker crashed: {exc}") from None
-        if reply.get("ok"):
-            return reply
-        kind, error = reply.get("kind"), reply.get("error", "")
-        if kind == "unsupported":
-            raise CellProblem("unsupported", error)
-        outcome = "verification failed" if kind == "verification" else "failed"
-        detail = reply.get("traceback", "") if kind != "verification" else ""
-        raise CellProblem(outcome, error or kind or "error", detail)
-
     def _build(self, key: CellKey) -> None:
         """The cell's starting state, built and verified in the arm's long-lived worker (untimed)."""
         t0 = time.monotonic()
         payload = {"cmd": "build", "cell": self._cell(key, 1, False).to_json()}
-        reply = self._ask(self._persistent(key), key, payload, persistent=True)
+        reply = self.processes.ask(self.processes.persistent(key), key, payload, persistent=True)
         self._charge(key, "build", time.monotonic() - t0, reply)
 
     # -- the account of the run's wall time ----------------------------------------------------------
     def _charge(self, key: CellKey | None, phase: str, wall: float, reply: dict[str, Any] | None = None,
                 record: CellRecord | None = None) -> None:
-        """Charge a request's wall time: the child's phases as it reported them (a record's), ``phase`` for the
-        rest of what the child did, and what the parent waited beyond the child's own time as ``process``."""
-        clock = self.account.setdefault("probe" if key is None else self.unit(key), PhaseClock())
+        """Charge a request's wall time to the cell's unit: the child's phases as it reported them (a record's),
+        else ``phase``; what the parent waited beyond the child's own time is ``process``."""
         inside = float(reply.get("request_seconds") or 0.0) if reply else 0.0
-        inside = min(inside, wall) if inside else wall
-        if record is not None and record.phases:
-            clock.merge(record.phases)
-            phases = sum(record.phases.values())
-            clock.add("process", wall - min(phases, wall))
-        else:
-            clock.add(phase, inside)
-            clock.add("process", wall - inside)
+        self.account.charge("probe" if key is None else self.unit(key), phase, wall, inside,
+                            record.phases if record is not None else None)
 
     def phase_account(self) -> dict[str, Any]:
-        """Where the run's wall time went so far: per unit and in total, seconds per phase, with ``other`` the
-        run's wall time that no request and no probe took."""
-        run = time.monotonic() - self._started
-        units = {u: dict(c.seconds) for u, c in sorted(self.account.items())}
-        total = PhaseClock()
-        for phases in units.values():
-            total.merge(phases)
-        total.add("other", run - total.total())
-        return {"run_seconds": run, "total": dict(total.seconds), "units": units}
+        """Where the run's wall time went so far (``workload.phases.RunAccount.summary``)."""
+        return self.account.summary()
 
-    def _rounds(self, key: CellKey, rounds: int, memory: bool, count: bool = True) -> CellRecord:
+    def keeps(self, key: CellKey) -> bool:
+        """Whether the cell's interleaved warm rounds share one session in the arm's worker (its connection and
+        work database kept, warmed up once: ``--ormbench-warm-start=kept``): SQLite only, since a server's
+        connections are a budget the kept sessions of every cell would spend."""
+        return (self.interleaved and key.mode == "warm" and key.db == "sqlite" and self._prefix is None
+                and self.run.warm_start == "kept")
+
+    def _rounds(self, key: CellKey, rounds: int, memory: bool, count: bool = True, keep: bool = False) -> CellRecord:
         """``rounds`` rounds back to back (warm: in the arm's worker; cold: a fresh worker each), numbered.
 
         ``count``: also count the op's statements. A verify-only run counts in the round itself; a timed
@@ -299,22 +226,22 @@ class Scheduler:
             # then depends on the cell alone, not on what other cells left in a long-lived worker's heap
             t0 = time.monotonic()
             cell = self._cell(key, rounds, True, memory)
-            reply = self._once(key, cell, measuring=True)
+            reply = self.processes.once(key, cell, measuring=True)
             record = _with_load(CellRecord.from_json(reply["record"]))
             self._charge(key, "timed", time.monotonic() - t0, reply, record)
         elif key.mode == "warm":
             t0 = time.monotonic()
             cell = self._cell(key, rounds, True, memory, statements=inline)
-            reply = self._ask(self._persistent(key), key, {"cmd": "run", "cell": cell.to_json()}, persistent=True)
+            payload = {"cmd": "run", "cell": cell.to_json(), **({"keep": True} if keep else {})}
+            reply = self.processes.ask(self.processes.persistent(key), key, payload, persistent=True)
             record = _with_load(CellRecord.from_json(reply["record"]))
             self._charge(key, "timed", time.monotonic() - t0, reply, record)
         else:
             for r in range(rounds):
-                t0 = time.monotonic()
                 cell = self._cell(key, 1, False, memory and r == rounds - 1, statements=inline)
-                reply = self._once(key, cell, measuring=True)
+                reply, wall = self._cold(key, cell, measuring=True)
                 one = _with_load(CellRecord.from_json(reply["record"]))
-                self._charge(key, "timed", time.monotonic() - t0, reply, one)
+                self._charge(key, "timed", wall, reply, one)
                 record = one if record is None else record.merged(one)
         assert record is not None
         if self.timed:
@@ -335,36 +262,29 @@ class Scheduler:
             return self._direct_counts[twin]
         if key.rtt_ms is not None:
             return self._count(twin)
-        t0 = time.monotonic()
         if key.mode != "warm":
-            reply = self._once(key, self._cell(key, 1, False, statements=True))
+            reply, wall = self._cold(key, self._cell(key, 1, False, statements=True))
         else:
-            w = self.counters.get(self.owner(key))
-            if w is None or w.proc.poll() is not None:
-                w = self.counters[self.owner(key)] = Worker(env=self._env(self.env, key), cwd=str(self.rootdir))
+            t0 = time.monotonic()
             payload = {"cmd": "run", "cell": self._cell(key, 1, True, statements=True).to_json()}
-            reply = self._ask(w, key, payload, persistent=True)
-        self._charge(key, "count", time.monotonic() - t0, reply)
+            reply = self.processes.ask(self.processes.counter(key), key, payload, persistent=True)
+            wall = time.monotonic() - t0
+        self._charge(key, "count", wall, reply)
         counted = CellRecord.from_json(reply["record"])
         if self.run.rtts and key.db != "sqlite":
             self._direct_counts[key] = counted
         return counted
 
-    def _once(self, key: CellKey, cell: Cell, measuring: bool = False) -> dict[str, Any]:
-        """One request in a fresh worker, closed after it."""
-        worker = self._fresh(measuring, key)
-        answered = False
+    def _cold(self, key: CellKey, cell: Cell, measuring: bool = False) -> tuple[dict[str, Any], float]:
+        """A cold request (``Processes.cold``): its reply and its wall seconds, less a preloading worker's start,
+        which is charged here to the cell's arm as ``process`` (so that no second is charged twice)."""
+        t0, started = time.monotonic(), [0.0]
         try:
-            reply = self._ask(worker, key, {"cmd": "run", "cell": cell.to_json()}, persistent=False)
-            answered = True
-            return reply
-        except CellProblem:
-            answered = True  # the worker replied (with an error) or is gone: it ends as usual
-            raise
+            reply = self.processes.cold(key, cell, measuring, lambda seconds: started.__setitem__(0, seconds))
         finally:
-            # a request left unanswered (Ctrl-C, SIGTERM) is a round nobody will read: stop it now rather than
-            # wait for it (under callgrind a round can run for minutes)
-            worker.close(timeout=10.0 if answered else 0.0)
+            if started[0]:
+                self._charge(key, "process", started[0])
+        return reply, max(0.0, time.monotonic() - t0 - started[0])
 
     def _say(self, line: str) -> None:
         if self.say is not None:
@@ -390,11 +310,11 @@ class Scheduler:
     def _probe_once(self, when: str) -> None:
         try:
             if self._probe_worker is None or self._probe_worker.proc.poll() is not None:
-                self._probe_worker = self._fresh()
+                self._probe_worker = self.processes.fresh()
             worker = self._probe_worker
             figure = probe_figure(
                 lambda key, rounds, warmup: self._cell(key, rounds, warmup, sizes=PROBE_SIZES),
-                lambda key, payload: self._ask(worker, key, payload, persistent=False))
+                lambda key, payload: self.processes.ask(worker, key, payload, persistent=False))
         except CellProblem as exc:
             self.probe_notes.append(f"drift probe at {when} failed: {exc.message}")
             return
@@ -407,6 +327,11 @@ class Scheduler:
             index, count = self.run.shard
             facts["shard"] = {"index": index, "count": count, "cells": len(self.planned),
                               "durations": self.run.shard_durations or None}
+        if any(k.mode == "warm" for k in self.planned) and self.interleaved:
+            facts["warm_start"] = "kept" if any(self.keeps(k) for k in self.planned) else "fresh"
+        if any(k.mode == "cold" for k in self.planned):
+            facts["cold_start"] = {"how": "fork" if self.processes.forks else "fresh",
+                                   "fresh": dict(self.processes.preloaded.refused)}
         return facts
 
     def finish(self) -> None:
@@ -489,7 +414,7 @@ class Scheduler:
                         # the round, then (after the last) the untimed repetition that counts statements: each is
                         # a unit of its own for the estimate, so that the last round does not look slow
                         memory = self.measures_memory(key) and last
-                        record = self._rounds(key, 1, memory, count=False)
+                        record = self._rounds(key, 1, memory, count=False, keep=not last and self.keeps(key))
                         timing.finish(self.kind(key, "memory" if memory else ""), time.monotonic() - t0)
                         timed = True
                         if last:

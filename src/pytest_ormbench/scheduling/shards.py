@@ -2,8 +2,8 @@
 
 The split is deterministic (the same cells, options and durations give the same shards on every machine) and
 balanced: the cells go, longest first, each to the shard with the least work so far (the longest-processing-
-time rule), their lengths read from an earlier run's JSON (``--ormbench-shard-durations``: each cell's phase
-account, else its round times) or, without one, estimated from the cell's kind. The control arms' cells are in
+time rule), their lengths read from an earlier run's JSON (``--ormbench-shard-durations``: each cell's length
+by the run's phase account, as the plan's estimate reads it, else its round times) or, without one, estimated from the cell's kind. The control arms' cells are in
 every shard, so that each shard carries its own machine's yardstick; the report merges the shards
 (``ormbench report``: machines kept apart, or normalised by each shard's control on request).
 """
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Iterable, Mapping
 
 from pytest_ormbench.arms.registry import CONTROL_ARMS
+from pytest_ormbench.scheduling.estimate import estimated_seconds, read_run  # noqa: F401  (estimated_seconds: shards' API)
 from pytest_ormbench.workload.cells import CellKey
 
 
@@ -46,24 +47,17 @@ class Shard:
         return f"{self.index}/{self.count}"
 
 
-def estimated_seconds(key: CellKey, rounds: int) -> float:
-    """A cell's length without a recorded one: a cold round starts a process (about four warm rounds' worth),
-    the large table's rounds are long."""
-    per_round = 4.0 if key.mode == "cold" else 1.0
-    if key.table == "large":
-        per_round *= 5.0
-    if key.rtt_ms:
-        per_round *= 1.0 + key.rtt_ms / 5.0
-    return per_round * max(1, rounds)
-
-
 def recorded_durations(path: Path) -> dict[str, float]:
-    """Cell id -> the seconds its measuring processes took in an earlier run (the phase account; a file from
-    before the account: its rounds' wall times). Unreadable input is a :class:`ShardError`."""
+    """Cell id -> the seconds it took in an earlier run: its length by the run's phase account
+    (``estimate.read_run``: its processes' phases and its shares of its arm's and the run's other time), and in
+    a file from before the account its rounds' wall times. Unreadable input is a :class:`ShardError`."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
         benchmarks = data["benchmarks"]
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        # a timed run's cells, or an instructions run's: a file holds one kind
+        recorded = {cell: rec.seconds(rec.rounds) for counted in (False, True)
+                    for cell, rec in read_run(data, counted).items()}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ShardError(f"--ormbench-shard-durations: cannot read {path}: {exc}") from None
     out: dict[str, float] = {}
     for bench in benchmarks:
@@ -72,9 +66,7 @@ def recorded_durations(path: Path) -> dict[str, float]:
             key = CellKey.from_info(info)
         except ValueError:
             continue
-        phases = info.get("phases") or {}
-        seconds = sum(float(v) for v in phases.values()) if phases else \
-            sum(float(x) for x in (info.get("measures") or {}).get("wall_seconds") or [])
+        seconds = recorded.get(key.id) or sum(float(x) for x in (info.get("measures") or {}).get("wall_seconds") or [])
         if seconds > 0:
             out[key.id] = seconds
     if not out:

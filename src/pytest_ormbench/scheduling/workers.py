@@ -8,7 +8,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 
 
@@ -85,3 +85,42 @@ def child_env(extra_paths: list[str]) -> dict[str, str]:
     env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths + ([old] if old else [])))
     env["PYTHONHASHSEED"] = env.get("PYTHONHASHSEED", "0")
     return env
+
+
+class Preloaded:
+    """Cold rounds' processes forked from a worker per arm module that has imported it and opened nothing
+    (``--ormbench-cold-start=fork``; the worker's ``preload`` and ``fork`` requests). A module whose import
+    leaves threads running cannot be forked safely: its cold rounds start fresh interpreters, and
+    :attr:`refused` says why."""
+
+    def __init__(self) -> None:
+        self.pool: dict[str, Worker] = {}
+        #: module target -> why its cold rounds start fresh processes
+        self.refused: dict[str, str] = {}
+
+    def get(self, name: str, target: str, start: Callable[[], Worker],
+            preload: Callable[[Worker], dict[str, Any]]) -> Worker | None:
+        """The preloaded worker ``name`` (an arm's place and module), started and preloaded on first need;
+        None when the module refused."""
+        if target in self.refused:
+            return None
+        worker = self.pool.get(name)
+        if worker is not None and worker.proc.poll() is None:
+            return worker
+        worker = start()
+        try:
+            reply = preload(worker)
+        except BaseException:
+            worker.close(timeout=0.0)
+            raise
+        if not reply.get("forkable"):
+            worker.close()
+            self.refused[target] = str(reply.get("why") or "not forkable")
+            return None
+        self.pool[name] = worker
+        return worker
+
+    def forget(self, worker: Worker) -> None:
+        for name, w in list(self.pool.items()):
+            if w is worker:
+                del self.pool[name]

@@ -125,6 +125,11 @@ class CellKey:
         """Where the arm stored: ``sqlite``, ``postgresql``, ``postgresql@5ms`` (a column group of the tables)."""
         return self.db if self.rtt_ms is None else f"{self.db}@{format_rtt(self.rtt_ms)}ms"
 
+    @property
+    def unit(self) -> str:
+        """What takes its turn in the interleaved order: an arm on one database (and RTT of a sweep)."""
+        return self.arm if self.db == "sqlite" and self.rtt_ms is None else f"{self.arm}@{self.place}"
+
     def astuple(self) -> tuple[Any, ...]:
         """(arm, model, op, mode, table), and the database (and RTT) after them when it is not SQLite."""
         base: tuple[Any, ...] = (self.arm, self.model, self.op, self.mode, self.table)

@@ -59,3 +59,37 @@ class PhaseClock:
 
     def total(self) -> float:
         return sum(self.seconds.values())
+
+
+class RunAccount:
+    """A run's wall time per unit (an arm at its place; ``probe``) and phase: what each request's child
+    reported of its own phases, the parent's share of each request (``process``), and, when asked, the run's
+    time no request took (``other``)."""
+
+    def __init__(self) -> None:
+        self.units: dict[str, PhaseClock] = {}
+        self._started = time.monotonic()
+
+    def charge(self, unit: str, phase: str, wall: float, inside: float = 0.0,
+               phases: Mapping[str, float] | None = None) -> None:
+        """A request of ``wall`` seconds: the child's ``phases`` when it reported them (the rest is
+        ``process``), else ``phase`` for the ``inside`` seconds the child says it took (all of ``wall``
+        without one) and ``process`` for the rest."""
+        clock = self.units.setdefault(unit, PhaseClock())
+        if phases:
+            clock.merge(phases)
+            clock.add("process", wall - min(sum(phases.values()), wall))
+            return
+        inside = min(inside, wall) if inside else wall
+        clock.add(phase, inside)
+        clock.add("process", wall - inside)
+
+    def summary(self) -> dict[str, object]:
+        """The account so far: ``run_seconds``, ``total`` and ``units`` (seconds per phase)."""
+        run = time.monotonic() - self._started
+        units = {u: dict(c.seconds) for u, c in sorted(self.units.items())}
+        total = PhaseClock()
+        for phases in units.values():
+            total.merge(phases)
+        total.add("other", run - total.total())
+        return {"run_seconds": run, "total": dict(total.seconds), "units": units}
