@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import textwrap
@@ -205,3 +206,29 @@ def test_an_instructions_run_records_instructions_for_every_round(tmp_path: Path
         assert len(r.measures[INSTRUCTIONS]) == 2 and all(x > 0 for x in r.measures[INSTRUCTIONS])
         assert r.statements_per_op["SELECT"] == 10  # counted in an uninstrumented worker
         assert r.to_json()["rows_per_s"] is None
+
+
+@pytest.mark.skipif(not HAS_VALGRIND, reason="valgrind with callgrind.h is not installed")
+def test_an_instructions_run_forks_its_cells_from_one_preloaded_worker_under_valgrind(tmp_path: Path) -> None:
+    """Issue 33: under callgrind, cold rounds and warm cells run in children forked from a worker that started
+    under valgrind and imported the arm (valgrind and the imports once per arm module); each child counts its
+    op alone, and the counts are those of fresh processes (a cold start stays cold, the counts do not move)."""
+    counts = {}
+    for how in ("fork", "fresh"):
+        s = _scheduler(tmp_path, instructions=True, ops=("F",), modes=("warm", "cold"), cold_start=how)
+        try:
+            records = [s.outcome(k).record for k in s.planned]
+            preloaded = {w.pid for w in s.processes.preloaded.pool.values()}
+            names = sorted(s.processes.preloaded.pool)
+            facts = s.run_facts()
+        finally:
+            s.close()
+        assert facts["cold_start"]["how"] == how
+        # one under valgrind for the counted rounds, one without it for the cold statement count
+        assert len(names) == (2 if how == "fork" else 0) and sum("under callgrind" in n for n in names) == len(names) // 2
+        for r in records:
+            assert r is not None and r.verified and r.instrumented == "callgrind"
+            assert not preloaded & set(r.worker_pids)  # the preloaded worker runs no op
+        counts[how] = {r.key.mode: statistics.median(r.measures[INSTRUCTIONS]) for r in records}
+    for mode, fresh in counts["fresh"].items():
+        assert abs(counts["fork"][mode] / fresh - 1) < 0.01, (mode, counts)

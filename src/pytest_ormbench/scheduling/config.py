@@ -125,7 +125,7 @@ class RunConfig:
     estimate_from: tuple[str, ...] = ()
     #: ``--ormbench-cold-start``: a cold round's process forked from a preloaded worker ("fork") or a new
     #: interpreter ("fresh")
-    cold_start: str = "fork"
+    cold_start: str = "fresh"
     #: ``--ormbench-warm-start``: an interleaved warm cell's session kept between its rounds ("kept"), or
     #: opened and warmed up again for each ("fresh")
     warm_start: str = "kept"

@@ -3,8 +3,10 @@
 Per arm on each database: a long-lived worker (it builds starting states and runs warm cells) and, in a timed
 run, a counting worker (its statement trace costs a Python call per statement, so it never times a round).
 Cold rounds run in a child forked from a worker per arm module that has only imported it
-(``--ormbench-cold-start=fork``), or in a fresh worker each; under callgrind, the measuring processes run
-under valgrind and always start fresh. A reply that is not ``ok`` becomes a :class:`CellProblem`.
+(``--ormbench-cold-start=fork``), or in a fresh worker each. Under callgrind the measuring processes run under
+valgrind: the preloaded worker is started under it (counting off) and a warm cell's process is forked from it
+too, so that valgrind and the imports start once per arm module rather than once per cell and round. A reply
+that is not ``ok`` becomes a :class:`CellProblem`.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ class Processes:
 
     def __init__(self, env: dict[str, str], rootdir: Path, servers: Servers, rtts: tuple[float | None, ...],
                  prefix: list[str] | None = None, measuring_env: dict[str, str] | None = None,
-                 cold_start: str = "fork") -> None:
+                 cold_start: str = "fresh") -> None:
         self.env, self.rootdir, self.servers, self.rtts = env, rootdir, servers, rtts
         #: what runs a measuring interpreter (valgrind's command line for an instructions run), and its env
         self.prefix, self.measuring_env = prefix, measuring_env or env
@@ -50,8 +52,8 @@ class Processes:
 
     @property
     def forks(self) -> bool:
-        """Whether cold rounds fork from a preloaded worker (never under callgrind)."""
-        return self.cold_start == "fork" and self.prefix is None
+        """Whether cold rounds (and, under callgrind, warm cells' processes) fork from a preloaded worker."""
+        return self.cold_start == "fork"
 
     def env_for(self, base: dict[str, str], key: CellKey) -> dict[str, str]:
         """A worker's environment for a cell's database: the server it connects to, started on first need."""
@@ -106,17 +108,25 @@ class Processes:
 
     def cold(self, key: CellKey, cell: Cell, measuring: bool = False,
              started: Callable[[float], None] | None = None) -> dict[str, Any]:
-        """A cold request: in a child forked from the arm module's preloaded worker, else in a fresh worker;
-        ``started`` is told the seconds a preloading worker took to start and import (the run's account)."""
+        """A request in a process of its own: in a child forked from the arm module's preloaded worker (under
+        valgrind when ``measuring`` an instructions run), else in a fresh worker; ``started`` is told the seconds
+        a preloading worker took to start and import (the run's account)."""
         if not self.forks:
             return self.once(key, cell, measuring)
         import time
 
         t0 = time.monotonic()
-        name = f"{owner(key)} {cell.target}"
+        valgrind = measuring and self.prefix is not None
+        name = f"{owner(key)} {cell.target}" + (" under callgrind" if valgrind else "")
+
+        def start() -> Worker:
+            if valgrind:
+                return Worker(env=self.env_for(self.measuring_env, key), cwd=str(self.rootdir), prefix=self.prefix)
+            return Worker(env=self.env_for(self.env, key), cwd=str(self.rootdir))
+
         before, asked = self.preloaded.pool.get(name), cell.target in self.preloaded.refused
         worker = self.preloaded.get(
-            name, cell.target, lambda: Worker(env=self.env_for(self.env, key), cwd=str(self.rootdir)),
+            name, cell.target, start,
             lambda w: self.ask(w, key, {"cmd": "preload", "cell": cell.to_json()}, persistent=False))
         if started is not None and (worker is not before or (worker is None and not asked)):
             started(time.monotonic() - t0)

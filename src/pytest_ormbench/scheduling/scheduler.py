@@ -223,12 +223,12 @@ class Scheduler:
         inline = count and not self.timed
         if key.mode == "warm" and self._prefix is not None:
             # under callgrind a warm cell gets a process of its own (warm-up, then its rounds): an op's count
-            # then depends on the cell alone, not on what other cells left in a long-lived worker's heap
-            t0 = time.monotonic()
+            # then depends on the cell alone, not on what other cells left in a long-lived worker's heap; forked
+            # from the arm module's preloaded worker under valgrind, like a cold round (``Processes.cold``)
             cell = self._cell(key, rounds, True, memory)
-            reply = self.processes.once(key, cell, measuring=True)
+            reply, wall = self._cold(key, cell, measuring=True)
             record = _with_load(CellRecord.from_json(reply["record"]))
-            self._charge(key, "timed", time.monotonic() - t0, reply, record)
+            self._charge(key, "timed", wall, reply, record)
         elif key.mode == "warm":
             t0 = time.monotonic()
             cell = self._cell(key, rounds, True, memory, statements=inline)
