@@ -295,3 +295,24 @@ def test_a_kept_session_is_closed_by_the_last_round_and_by_the_workers_end(tmp_p
     finally:
         worker.close_kept()
         s.close()
+
+
+def test_an_async_arms_session_is_never_kept(tmp_path: Path) -> None:
+    """An async arm's connection belongs to the event loop of the request that opened it (Tortoise ORM's
+    context did not survive into the next request's loop): asked to keep, the worker closes it all the same,
+    and the next round warms up again, verified."""
+    pytest.importorskip("tortoise")
+    from pytest_ormbench.measuring import worker
+
+    run = _config(modes=("warm",), arms=("sqlite3", "tortoise"))
+    s = Scheduler(run, all_arms(run.register), ROOT)
+    try:
+        key = CellKey("tortoise", "simple", "A", "warm", "default")
+        s._build(key)
+        cell = s._cell(key, 1, True)
+        for _ in range(2):
+            rec = worker.measure(cell, keep=True)
+            assert rec.verified and "warmup" in rec.phases and not worker._KEPT
+    finally:
+        worker.close_kept()
+        s.close()

@@ -119,7 +119,9 @@ def _run_rounds(cell: "Cell", keep: bool) -> tuple[list[Any], Any]:
     except BaseException:
         session.close()
         raise
-    if keep:
+    # an async arm's connection belongs to the event loop of the request that opened it (Tortoise's context
+    # did not survive into the next request's loop): its sessions are never kept
+    if keep and not getattr(session.arm, "is_async", False):
         _KEPT[_session_id(cell)] = session
     else:
         session.close()
