@@ -234,17 +234,19 @@ def test_a_module_that_leaves_a_thread_running_is_not_forked(tmp_path: Path) -> 
     run = _config(modes=("cold",))
     s = Scheduler(run, all_arms(run.register), ROOT)
     cell = s._cell(CellKey("sqlite3", "simple", "B", "cold", "default"), 1, False).to_json()
-    s.close()
     env = child_env([str(tmp_path), str(ROOT / "src")])
     pool = Preloaded()
-    for target, forkable in (("threaded_arm:Arm", False), (cell["target"], True)):
-        got = pool.get(target, target, lambda: Worker(env=env, cwd=str(ROOT)),
-                       lambda w: w.request({"cmd": "preload", "cell": {**cell, "target": target}}))
-        assert (got is not None) == forkable
-    assert pool.refused == {"threaded_arm:Arm": "2 threads after the arm's import"}
-    assert pool.get("threaded_arm:Arm", "threaded_arm:Arm", lambda: 1 / 0, lambda w: {}) is None  # asked once
-    for w in pool.pool.values():
-        w.close()
+    try:
+        for target, forkable in (("threaded_arm:Arm", False), (cell["target"], True)):
+            got = pool.get(target, target, lambda: Worker(env=env, cwd=str(ROOT)),
+                           lambda w: w.request({"cmd": "preload", "cell": {**cell, "target": target}}))
+            assert (got is not None) == forkable
+        assert pool.refused == {"threaded_arm:Arm": "2 threads after the arm's import"}
+        assert pool.get("threaded_arm:Arm", "threaded_arm:Arm", lambda: 1 / 0, lambda w: {}) is None  # asked once
+    finally:
+        for w in pool.pool.values():
+            w.close()
+        s.close()
 
 
 @pytest.mark.parametrize("scheduler", [{"modes": ("warm",), "rounds": 3}], indirect=True)

@@ -90,10 +90,10 @@ OPTIONS: tuple[Option, ...] = (
            metavar="K/N"),
     Option("shard-durations", "", "balance --ormbench-shard by the cells' durations in this earlier run's JSON "
            "(without it: estimated from each cell's kind)", metavar="FILE"),
-    Option("cold-start", "", "how a cold round's process starts: fresh (a new interpreter per round; the default of a "
-           "timed run) or fork (a child of a worker that has imported the arm's module and opened nothing; the default "
-           "under --ormbench-instructions, whose counts it does not move; in a timed run it made SA ORM's cold rounds "
-           "4 per cent slower: docs/methodology.md)", metavar="fork|fresh"),
+    Option("cold-start", "", "how a cold round's process starts: fork (a child of a worker that has imported the "
+           "arm's module and opened nothing, which makes its parent's pages its own before anything is timed; the "
+           "default of a timed run) or fresh (a new interpreter per round; the default under --ormbench-instructions, "
+           "where forked processes count up to 2 per cent differently); docs/methodology.md", metavar="fork|fresh"),
     Option("warm-start", "kept", "how an interleaved warm cell's later rounds start: kept (its connection and work "
            "database kept in the arm's worker between its rounds, warmed up once, restored before each round; "
            "SQLite, sync arms) or fresh (each round's request copies, connects and warms up again)", metavar="kept|fresh"),

@@ -369,9 +369,11 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
     missing = [p for p in estimate_from if not Path(p).exists()]
     if missing:
         raise pytest.UsageError(f"--ormbench-estimate-from: {missing[0]} does not exist")
-    # forked cold rounds pay copy-on-write faults a fresh interpreter does not (SA ORM's cold rounds 4 % slower
-    # in a timed run), which callgrind does not count: fork is the default of an instructions run alone
-    cold_start = str(get("cold-start") or ("fork" if get("instructions") else "fresh")).strip().lower()
+    # a forked child makes its parent's pages its own before timing (worker._own_the_heap), which brought SA ORM's
+    # forked cold rounds from 4 % slower than fresh ones to within the drift floor: fork is a timed run's default.
+    # Under callgrind a forked child's heap is laid out unlike a fresh interpreter's and counts move by up to 2 %:
+    # an instructions run starts fresh processes unless asked, so that its counts stay those of fresh processes
+    cold_start = str(get("cold-start") or ("fresh" if get("instructions") else "fork")).strip().lower()
     if cold_start not in ("fork", "fresh"):
         raise pytest.UsageError(f"--ormbench-cold-start: unknown value {cold_start!r}; valid: fork, fresh")
     warm_start = str(get("warm-start") or "kept").strip().lower()
