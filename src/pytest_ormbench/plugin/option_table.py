@@ -93,7 +93,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("cold-start", "", "how a cold round's process starts: fork (a child of a worker that has imported the "
            "arm's module and opened nothing, which makes its parent's pages its own before anything is timed; the "
            "default of a timed run) or fresh (a new interpreter per round; the default under --ormbench-instructions, "
-           "where forked processes count up to 2 per cent differently); docs/methodology.md", metavar="fork|fresh"),
+           "where forked processes count up to 2.3 per cent differently); docs/methodology.md", metavar="fork|fresh"),
     Option("warm-start", "kept", "how an interleaved warm cell's later rounds start: kept (its connection and work "
            "database kept in the arm's worker between its rounds, warmed up once, restored before each round; "
            "SQLite, sync arms) or fresh (each round's request copies, connects and warms up again)", metavar="kept|fresh"),

@@ -371,7 +371,7 @@ def parse(config: pytest.Config, known_arms: Callable[[tuple[str, ...]], list[st
         raise pytest.UsageError(f"--ormbench-estimate-from: {missing[0]} does not exist")
     # a forked child makes its parent's pages its own before timing (worker._own_the_heap), which brought SA ORM's
     # forked cold rounds from 4 % slower than fresh ones to within the drift floor: fork is a timed run's default.
-    # Under callgrind a forked child's heap is laid out unlike a fresh interpreter's and counts move by up to 2 %:
+    # Under callgrind a forked child's heap is laid out unlike a fresh interpreter's and counts move by up to 2.3 %:
     # an instructions run starts fresh processes unless asked, so that its counts stay those of fresh processes
     cold_start = str(get("cold-start") or ("fresh" if get("instructions") else "fork")).strip().lower()
     if cold_start not in ("fork", "fresh"):
