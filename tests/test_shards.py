@@ -179,3 +179,21 @@ def test_a_timed_run_that_pytest_benchmark_would_not_record_is_refused(tmp_path:
     assert result.returncode == 4, result.stdout[-2000:] + result.stderr[-2000:]
     assert "pytest-benchmark would record no timings (PYTEST_XDIST_WORKER=gw0 is set" in result.stderr
     assert "Traceback" not in result.stderr + result.stdout and not out.exists()
+
+
+def test_the_shard_script_keeps_its_own_inputs_out_of_the_runs_environment(tmp_path: Path) -> None:
+    """An instruction count depends on the environment's size (docs/methodology.md): a shard's pytest, and so its
+    measuring processes, must not inherit the script's own input variables, only the option they become."""
+    seen = tmp_path / "seen.json"
+    fake = tmp_path / "python"
+    fake.write_text(f"#!{sys.executable}\nimport json, os, sys\n"
+                    f"json.dump({{'argv': sys.argv[1:], 'env': dict(os.environ)}}, open({str(seen)!r}, 'w'))\n")
+    fake.chmod(0o755)
+    env = {**child_env(), "ORMBENCH_PYTHON": str(fake), "ORMBENCH_SHARD_DURATIONS": str(tmp_path / "whole.json")}
+    done = subprocess.run(["bash", str(ROOT / ".ci" / "shard"), "run", "2", "3", str(tmp_path / "out")], env=env,
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    got = json.loads(seen.read_text())
+    assert f"--ormbench-shard-durations={tmp_path / 'whole.json'}" in got["argv"]
+    assert "--ormbench-shard=2/3" in got["argv"]
+    assert "ORMBENCH_SHARD_DURATIONS" not in got["env"] and "ORMBENCH_PYTHON" not in got["env"]
