@@ -236,6 +236,7 @@ class ObjectBoxArm(Arm):
     packages = ("objectbox",)
     driver = "embedded"
     bulk_sets_ids = True  # box.put(list) sets the new ids on the objects
+    independent_sessions = True  # a Store per instance
     #: marshalling the arm runs with: "codegen" or "generic"
     marshalling: ClassVar[str] = "codegen"
     unsupported = NOTES.unsupported

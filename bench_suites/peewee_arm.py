@@ -193,6 +193,7 @@ class PeeweeArm(SqliteArm):
     #: ``returning_clause`` is peewee's default: the INSERT has ``RETURNING "id"``
     #: and the objects get their ids (recorded as the fact ``bulk_ids_set``).
     bulk_sets_ids = False
+    independent_sessions = True  # models built per instance on the instance's own database
     deviations = NOTES.deviations
 
     db: pw.SqliteDatabase | pw.PostgresqlDatabase | pw.MySQLDatabase

@@ -57,6 +57,7 @@ class RawSqlite3Arm(SqliteArm):
     driver = "sqlite3"
     packages = ()
     bulk_sets_ids = False
+    independent_sessions = True  # a connection per instance
     deviations = NOTES.deviations
 
     conn: sqlite3.Connection | None = None

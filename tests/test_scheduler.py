@@ -318,3 +318,88 @@ def test_an_async_arms_session_is_never_kept(tmp_path: Path) -> None:
     finally:
         worker.close_kept()
         s.close()
+
+
+SHARED = ("tests.shared_connection_arm:SharedConnectionArm", "tests.shared_connection_arm:MisdeclaredSharedConnectionArm")
+
+
+@pytest.mark.parametrize("arm, kept", [("shared_connection", False), ("sqlite3", True)])
+def test_only_an_arm_whose_instances_keep_apart_keeps_its_sessions(tmp_path: Path, arm: str, kept: bool) -> None:
+    """Django's connection is the process's: while cells alternated in its worker, the next cell's open took a
+    kept session's connection and that session's rounds ran on the other cell's database (its writes counted
+    0 commits). An arm that does not declare ``independent_sessions`` closes its session after each request,
+    warms up again and verifies; one that does keeps it."""
+    from pytest_ormbench.measuring import worker
+
+    run = _config(modes=("warm",), arms=(arm,), register=SHARED)
+    s = Scheduler(run, all_arms(run.register), ROOT)
+    try:
+        cells = []
+        for op in ("A", "G", "I"):
+            key = CellKey(arm, "simple", op, "warm", "default")
+            s._build(key)
+            cells.append(s._cell(key, 1, True))
+        for visit in range(3):
+            for cell in cells:
+                rec = worker.measure(cell, keep=True)
+                assert rec.verified
+                assert ("warmup" in rec.phases) == (visit == 0 or not kept), (visit, cell.op, rec.phases)
+        assert len(worker._KEPT) == (3 if kept else 0)
+    finally:
+        worker.close_kept()
+        s.close()
+
+
+def test_an_arm_that_claims_independent_sessions_wrongly_fails_its_cell_in_one_line(tmp_path: Path) -> None:
+    """Declared independent, a process-wide connection would have its kept session's rounds run on another
+    cell's database: the worker finds the session's database without its connection and refuses."""
+    from pytest_ormbench.measuring import worker
+
+    arm = "misdeclared_shared_connection"
+    run = _config(modes=("warm",), arms=(arm,), register=SHARED)
+    s = Scheduler(run, all_arms(run.register), ROOT)
+    try:
+        cells = []
+        for op in ("A", "F"):
+            key = CellKey(arm, "simple", op, "warm", "default")
+            s._build(key)
+            cells.append(s._cell(key, 1, True))
+        for cell in cells:
+            assert worker.measure(cell, keep=True).verified
+        with pytest.raises(RuntimeError, match="declares independent_sessions, but its kept session no longer holds"):
+            worker.measure(cells[0], keep=True)
+        assert len(worker._KEPT) == 1  # the refused session is closed; the other cell's is still kept
+    finally:
+        worker.close_kept()
+        s.close()
+
+
+def _independent_arms() -> list[str]:
+    from pytest_ormbench.arms.registry import import_arm
+
+    names = []
+    for name, entry in all_arms().items():
+        if entry.missing() or entry.control_for not in ("", "sqlite"):
+            continue
+        cls = import_arm(entry.target)
+        if cls.independent_sessions and not cls.is_async and "sqlite" in cls.databases:
+            names.append(name)
+    return names
+
+
+@pytest.mark.parametrize("arm", _independent_arms())
+def test_every_arm_that_keeps_its_sessions_verifies_with_cells_alternating_in_its_worker(arm: str) -> None:
+    """Each installed arm that declares ``independent_sessions``, run the way a timed run runs it: interleaved
+    warm cells of two models, writes and reads, alternating in the arm's worker with their sessions kept."""
+    run = _config(modes=("warm",), arms=(arm,), models=("simple", "fk"), ops=("A", "C", "F", "I"), rounds=2)
+    s = Scheduler(run, all_arms(run.register), ROOT)
+    s.planned = [CellKey(arm, m, o, "warm", "default") for m in run.models for o in run.ops]
+    try:
+        s.run_all()
+        assert s.run_facts()["warm_start"] == "kept"
+        outcomes = [s.outcome(k) for k in s.planned]
+        problems = {str(o.key): o.problem and o.problem.message for o in outcomes
+                    if o.record is None or not o.record.verified}
+        assert not problems, problems
+    finally:
+        s.close()

@@ -23,6 +23,7 @@ class SyncOps(_SABase):
     packages = ("SQLAlchemy",)
     driver = "sqlite3"
     is_async = False
+    independent_sessions = True  # an engine and session per instance; the mapped classes bind to no database
 
     def open_sqlite(self, path: Path) -> None:
         self._open(self.dialect.url(path, "sqlite"), poolclass=StaticPool)

@@ -492,6 +492,16 @@ class CellSession:
         self.dirty = self.warmed = False
         self.requests = 0
 
+    def check_kept(self) -> None:
+        """Before a kept session's next request: the arm must still hold its work database open. An arm that
+        declares ``independent_sessions`` but shares its connection with the process's other instances lost it
+        to the cell the worker served in between; its rounds would run on that cell's database."""
+        handles = self.database.connections(self.db)
+        if handles is not None and handles < 1:
+            raise RuntimeError(f"{type(self.arm).__name__} declares independent_sessions, but its kept session no "
+                               f"longer holds its database open: another instance in this process took its "
+                               f"connection (set independent_sessions = False, or --ormbench-warm-start=fresh)")
+
     def reset(self) -> None:
         # a read leaves the rows as it found them (its counted statements must show no write, or it fails
         # verification), so a server skips the refill and redoes only the statistics

@@ -114,15 +114,21 @@ def _run_rounds(cell: "Cell", keep: bool) -> tuple[list[Any], Any]:
     kept again after them when ``keep`` (an interleaved warm cell's rounds before its last), else closed."""
     from pytest_ormbench.measuring.runner import CellSession
 
-    session = _KEPT.pop(_session_id(cell), None) or CellSession(cell)
+    session = _KEPT.pop(_session_id(cell), None)
     try:
+        if session is not None:
+            session.check_kept()
+        else:
+            session = CellSession(cell)
         rounds = session.run(cell)
     except BaseException:
-        session.close()
+        if session is not None:
+            session.close()
         raise
-    # an async arm's connection belongs to the event loop of the request that opened it (Tortoise's context
-    # did not survive into the next request's loop): its sessions are never kept
-    if keep and not getattr(session.arm, "is_async", False):
+    # only an arm whose open instances keep apart (``Arm.independent_sessions``; never an async arm, whose
+    # connection belongs to the event loop of the request that opened it: Tortoise's context did not survive
+    # into the next request's loop) keeps a session while the worker serves other cells
+    if keep and session.arm.independent_sessions and not session.arm.is_async:
         _KEPT[_session_id(cell)] = session
     else:
         session.close()
