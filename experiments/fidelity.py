@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from pytest_ormbench.measuring import runner
+from pytest_ormbench.measuring import runner, timing
 from pytest_ormbench.workload.spec import MODELS, OPS, OPS_BY_LETTER, Settings
 from pytest_ormbench.workload.plan import Sizes, make_plan
 from pytest_ormbench.arms.registry import CONTROL_ARM, import_arm, resolve
@@ -38,7 +38,7 @@ def bare_round(arm, plan, db) -> float:
     args, objs = runner.prepare_inputs(arm, plan)
     method = getattr(arm, plan.op.name)
     if arm.is_async:  # as the plugin times an async op: the coroutine made first, the loop run inside the clock
-        coro, loop = method(*args), runner.event_loop()
+        coro, loop = method(*args), timing.event_loop()
         t0 = time.perf_counter()
         result = loop.run_until_complete(coro)
         t1 = time.perf_counter()
@@ -54,12 +54,12 @@ def measure(arm_name: str, arm_cls: type, letter: str, disciplines: list[str], p
             work: Path) -> dict[str, list[float]]:
     settings = Settings("delete", "full")
     plan = make_plan("simple", letter, "default", sizes)
-    runner.event_loop()
+    timing.event_loop()
     template = runner.ensure_template(arm_cls, plan.state, settings, work / "templates")
     db = work / f"{arm_name}-{letter}.db"
     shutil.copyfile(template, db)
     arm = arm_cls(MODELS["simple"], settings)
-    runner.drive(arm.open(db))
+    timing.drive(arm.open(db))
     ratios: dict[str, list[float]] = {d: [] for d in disciplines}
     try:
         runner.run_round(arm, plan, db)  # warm-up, as the plugin's warm mode does
@@ -67,12 +67,12 @@ def measure(arm_name: str, arm_cls: type, letter: str, disciplines: list[str], p
             for d in disciplines:
                 times = {}
                 for kind in (("plugin", "bare") if i % 2 == 0 else ("bare", "plugin")):
-                    runner.drive(arm.restore(template))
+                    timing.drive(arm.restore(template))
                     times[kind] = (runner.run_round(arm, plan, db, discipline=d).seconds if kind == "plugin"
                                    else bare_round(arm, plan, db))
                 ratios[d].append(times["bare"] / times["plugin"])
     finally:
-        runner.drive(arm.close())
+        timing.drive(arm.close())
     return ratios
 
 
@@ -81,14 +81,14 @@ def main() -> int:
     ap.add_argument("--arm", default=CONTROL_ARM, help="the arm to time (default: the raw sqlite3 control)")
     ap.add_argument("--pairs", type=int, default=21)
     ap.add_argument("--ops", default="".join(op.letter for op in OPS))
-    ap.add_argument("--disciplines", default=runner.GC_DISCIPLINE)
+    ap.add_argument("--disciplines", default=timing.GC_DISCIPLINE)
     ap.add_argument("--iterations", type=int, default=100)
     ap.add_argument("--batch", type=int, default=10000)
     a = ap.parse_args()
     disciplines = a.disciplines.split(",")
-    bad = [d for d in disciplines if d not in runner.GC_DISCIPLINES]
+    bad = [d for d in disciplines if d not in timing.GC_DISCIPLINES]
     if bad:
-        print(f"fidelity: unknown discipline {bad[0]!r}; known: {', '.join(runner.GC_DISCIPLINES)}", file=sys.stderr)
+        print(f"fidelity: unknown discipline {bad[0]!r}; known: {', '.join(timing.GC_DISCIPLINES)}", file=sys.stderr)
         return 2
     try:
         arm_cls = import_arm(resolve(a.arm).target)

@@ -39,7 +39,7 @@ PROBE_ARMS = textwrap.dedent(
     import json
     import os
 
-    import pytest_ormbench.measuring.runner as runner
+    import pytest_ormbench.measuring.timing as timing
     from pytest_ormbench.suites.raw_sqlite3 import RawSqlite3Arm
 
     EVENTS = os.environ.get("ORMBENCH_PROBE_LOG")
@@ -51,7 +51,7 @@ PROBE_ARMS = textwrap.dedent(
                 fh.write(json.dumps({"event": event, "pid": os.getpid(), **kw}) + "\\n")
 
 
-    _clock = runner.clock
+    _clock = timing.clock
 
 
     def _logged_clock():
@@ -81,7 +81,7 @@ PROBE_ARMS = textwrap.dedent(
             return super().update_partial(objs, levels)
 
 
-    runner.clock = _logged_clock
+    timing.clock = _logged_clock
 
 
     class LazyArm(RawSqlite3Arm):

@@ -49,7 +49,7 @@ RELATIONS = textwrap.dedent(
     import asyncio, datetime as dt, importlib, sys
     from pathlib import Path
     from pytest_ormbench.arms.contract import MODELS, Settings
-    from pytest_ormbench.measuring.runner import drive
+    from pytest_ormbench.measuring.timing import drive
     from pytest_ormbench.arms.sql import expected_pragmas, open_handles
 
     target, db = sys.argv[1], Path(sys.argv[2])
@@ -118,7 +118,7 @@ PG_RELATIONS = textwrap.dedent(
     import psycopg
     from pytest_ormbench.arms.contract import MODELS, Settings
     from pytest_ormbench.backends.postgresql import HARNESS_APP, PostgresDatabase
-    from pytest_ormbench.measuring.runner import drive
+    from pytest_ormbench.measuring.timing import drive
 
     target, driver, work = sys.argv[1], sys.argv[2], Path(sys.argv[3])
     module, _, name = target.partition(":")

@@ -17,7 +17,7 @@ pytest.importorskip("tortoise")
 pytest.importorskip("aiosqlite")
 
 from pytest_ormbench.workload.spec import MODELS, Settings  # noqa: E402
-from pytest_ormbench.measuring.runner import drive  # noqa: E402
+from pytest_ormbench.measuring.timing import drive  # noqa: E402
 from pytest_ormbench.arms.sql import expected_pragmas  # noqa: E402
 
 

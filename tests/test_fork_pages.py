@@ -4,7 +4,7 @@ fresh interpreter never pays (SA ORM's forked cold rounds were 4 % slower before
 
 from __future__ import annotations
 
-import ctypes
+import json
 import os
 import sys
 
@@ -28,8 +28,8 @@ def _in_child(populate: bool) -> dict[str, int] | str:
     if pid == 0:
         os.close(read_end)
         try:
-            done = worker._populate_private_pages(ctypes) if populate else True
-            text = repr(_dirty_kb()) if done else "unsupported"
+            done = worker._populate_private_pages() if populate else True
+            text = json.dumps(_dirty_kb()) if done else "unsupported"
         except BaseException as exc:  # noqa: BLE001
             text = repr(exc)
         os.write(write_end, text.encode())
@@ -38,7 +38,7 @@ def _in_child(populate: bool) -> dict[str, int] | str:
     with os.fdopen(read_end) as f:
         text = f.read()
     os.waitpid(pid, 0)
-    return text if text == "unsupported" or not text.startswith("{") else eval(text)  # noqa: S307 (our own repr)
+    return text if text == "unsupported" or not text.startswith("{") else json.loads(text)
 
 
 def test_a_forked_child_owns_its_pages_before_anything_is_timed() -> None:
@@ -60,5 +60,5 @@ def test_under_callgrind_the_child_copies_nothing(monkeypatch: pytest.MonkeyPatc
     from pytest_ormbench.measuring.callgrind import OUT_DIR_ENV
 
     monkeypatch.setenv(OUT_DIR_ENV, "/nonexistent")
-    monkeypatch.setattr(worker, "_populate_private_pages", lambda _c: pytest.fail("populated under callgrind"))
+    monkeypatch.setattr(worker, "_populate_private_pages", lambda: pytest.fail("populated under callgrind"))
     worker._own_the_heap()

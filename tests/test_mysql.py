@@ -248,7 +248,7 @@ def test_every_arm_keeps_microseconds_doubles_and_decimals_on_mariadb(database, 
     without fractions (the MySQL defaults of several ORMs), and decimals stay DECIMAL(10,2)."""
     from pytest_ormbench.workload.spec import MODELS, Settings
     from pytest_ormbench.arms.registry import BUILTIN_ARMS, import_arm
-    from pytest_ormbench.measuring.runner import drive
+    from pytest_ormbench.measuring.timing import drive
 
     entry = next(e for e in BUILTIN_ARMS if e.name == arm)
     loc = database.location(tmp_path / "templates", f"{arm}-wide", template=True)

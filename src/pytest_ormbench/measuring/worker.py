@@ -235,21 +235,22 @@ def _own_the_heap() -> None:
     its own, never pays. Each private writable mapping's resident pages are faulted in writable by the kernel
     (MADV_POPULATE_WRITE), which changes no byte; where the kernel lacks it, listing every object the
     collector tracks writes to each object's header, the pages most writes go to."""
-    import ctypes
     import gc
 
     from pytest_ormbench.measuring.callgrind import OUT_DIR_ENV
 
     if os.environ.get(OUT_DIR_ENV):
         return  # under callgrind: a page fault is the kernel's work, which no count contains
-    if not _populate_private_pages(ctypes):
+    if not _populate_private_pages():
         objects = gc.get_objects()
         del objects
 
 
-def _populate_private_pages(ctypes: Any) -> bool:
+def _populate_private_pages() -> bool:
     """Fault in, writable, the resident pages of this process's private writable mappings; False where the
     kernel or libc cannot (no /proc, no madvise, a kernel before 5.14)."""
+    import ctypes  # only a forked child needs it
+
     page = os.sysconf("SC_PAGE_SIZE")
     try:
         libc = ctypes.CDLL(None, use_errno=True)
