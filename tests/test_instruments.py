@@ -232,3 +232,35 @@ def test_an_instructions_run_forks_its_cells_from_one_preloaded_worker_under_val
         counts[how] = {r.key.mode: statistics.median(r.measures[INSTRUCTIONS]) for r in records}
     for mode, fresh in counts["fresh"].items():
         assert abs(counts["fork"][mode] / fresh - 1) < 0.01, (mode, counts)
+
+
+def test_a_measuring_process_under_callgrind_keeps_only_the_environment_a_count_may_depend_on() -> None:
+    """Issue 33: a count moves with the environment's size (one 22-byte variable moved a cell by 0.77 %), and
+    a CI's baseline and branch jobs differ in their runner's variables: those stay out, in a fixed order."""
+    env = {"PATH": "/bin", "GITHUB_REF": "refs/pull/7/merge", "BASELINE": "base.json", "PYTHONPATH": "/src",
+           "HOME": "/root", "CI": "true", "LC_ALL": "C", "ORMBENCH_MYARM_URL": "x", "RUNNER_OS": "Linux",
+           "PYTEST_ORMBENCH_CALLGRIND_DIR": "/tmp/cg", "PGHOST": "h", "TMPDIR": "/tmp"}
+    kept = callgrind.measuring_environment(env)
+    assert list(kept) == ["HOME", "LC_ALL", "ORMBENCH_MYARM_URL", "PATH", "PGHOST", "PYTEST_ORMBENCH_CALLGRIND_DIR",
+                          "PYTHONPATH", "TMPDIR"]
+    assert all(kept[k] == env[k] for k in kept)
+    # the same matrix from two jobs that differ only in their runners' variables: one environment
+    other = {**env, "GITHUB_REF": "refs/heads/main", "GITHUB_EVENT_NAME": "push"}
+    del other["BASELINE"]
+    assert callgrind.measuring_environment(other) == kept
+
+
+@pytest.mark.skipif(not HAS_VALGRIND, reason="valgrind with callgrind.h is not installed")
+def test_an_instructions_run_gives_its_measuring_processes_the_kept_environment_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITHUB_HEAD_REF", "a-branch-name")
+    s = _scheduler(tmp_path, instructions=True, ops=("F",), modes=("cold",), cold_start="fresh")
+    try:
+        assert "GITHUB_HEAD_REF" in s.processes.env  # the uncounted workers (building, statement counts) keep it
+        assert "GITHUB_HEAD_REF" not in s.processes.measuring_env
+        assert s.processes.measuring_env == callgrind.measuring_environment(s.processes.measuring_env)
+        assert callgrind.OUT_DIR_ENV in s.processes.measuring_env
+        record = s.outcome(s.planned[0]).record  # and a process under valgrind runs in it
+        assert record is not None and record.verified and all(x > 0 for x in record.measures[INSTRUCTIONS])
+    finally:
+        s.close()

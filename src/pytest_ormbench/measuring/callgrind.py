@@ -27,12 +27,29 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Mapping
 
 #: where the parent tells the child to look for its dumps (and that it runs under callgrind)
 OUT_DIR_ENV = "PYTEST_ORMBENCH_CALLGRIND_DIR"
 _SOURCE = Path(__file__).with_name("_callgrind.c")
 HEADER = Path("/usr/include/valgrind/callgrind.h")
 INSTALL_HINT = "install valgrind (Debian/Ubuntu: apt-get install valgrind; Fedora: dnf install valgrind-devel)"
+
+
+#: what a measuring process under callgrind keeps of the parent's environment, and nothing else: a count
+#: moves with the environment's size (one more 22-byte variable moved a cell by 0.77 %), and two CI jobs
+#: differ in their runner's own variables (the event, the ref, a step's inputs). An arm's own settings
+#: travel in ``ORMBENCH_*`` variables.
+KEPT_ENV = frozenset({"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP",
+                      "VIRTUAL_ENV", "CONDA_PREFIX", "LD_LIBRARY_PATH", "LD_PRELOAD", "XDG_CACHE_HOME", "SSL_CERT_FILE",
+                      "SSL_CERT_DIR", "DJANGO_SETTINGS_MODULE"})
+KEPT_PREFIXES = ("PYTHON", "LC_", "ORMBENCH_", "PYTEST_ORMBENCH_", "VALGRIND_", "PG", "MYSQL_", "MARIADB_")
+
+
+def measuring_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` without what is not :data:`KEPT_ENV` or under :data:`KEPT_PREFIXES`, in a fixed order (sorted),
+    so that two runs on one machine count in the same environment whatever else their shells or CI jobs set."""
+    return {k: env[k] for k in sorted(env) if k in KEPT_ENV or k.startswith(KEPT_PREFIXES)}
 
 
 class InstructionsUnavailable(RuntimeError):

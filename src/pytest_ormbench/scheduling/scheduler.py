@@ -106,7 +106,7 @@ class Scheduler:
             out = self.tmp / "callgrind"
             out.mkdir(parents=True, exist_ok=True)
             self._prefix = callgrind.command(callgrind.check_available(), out)
-            measuring_env = {**self.env, callgrind.OUT_DIR_ENV: str(out)}
+            measuring_env = callgrind.measuring_environment({**self.env, callgrind.OUT_DIR_ENV: str(out)})
         #: the run's measuring processes (the arms' long-lived, counting, preloaded and fresh workers)
         self.processes = Processes(self.env, self.rootdir, self.servers, self.run.rtts, self._prefix,
                                    measuring_env, self.run.cold_start)
