@@ -1,12 +1,17 @@
-"""The verifier's shortcuts (repeated fetched rows) must not let a wrong value through."""
+"""The verifier's shortcuts (repeated fetched rows, read-backs identical to one already verified) must not let a
+wrong value through."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
-from pytest_ormbench.workload.spec import MODELS
-from pytest_ormbench.workload.plan import expected_row
-from pytest_ormbench.measuring.verify import VerificationError, _check_values
+from pytest_ormbench.workload.spec import MODELS, Settings, Snapshot
+from pytest_ormbench.workload.plan import Sizes, expected_row
+from pytest_ormbench.measuring.runner import Cell, CellSession
+from pytest_ormbench.measuring.verify import VerificationError, VerifiedStates, _check_values, check_state
 
 
 @pytest.mark.parametrize("model", ["simple", "wide"])
@@ -54,3 +59,84 @@ def test_a_row_with_a_value_that_cannot_be_hashed_is_still_compared() -> None:
     bad = dict(good, text=("nested", ["list"]))  # a tuple holding a list: hashing it fails
     with pytest.raises(VerificationError, match="fetched row 7: text"):
         _check_values(spec, [good, bad, bad], "filter")
+
+
+# -- read-backs already verified (VerifiedStates) ------------------------------------------------------------------
+
+def _snapshot(expected: dict[int, dict[str, Any]], links: set[tuple[int, int]] | None = None) -> Snapshot:
+    return Snapshot({rid: dict(row) for rid, row in expected.items()}, set(links or ()))
+
+
+def _expected(model: str, n: int = 30) -> dict[int, dict[str, Any]]:
+    return {rid: expected_row(MODELS[model], rid) for rid in range(1, n + 1)}
+
+
+def test_an_identical_read_back_passes_by_identity_a_changed_one_is_compared_and_fails(tmp_path: Path) -> None:
+    spec, expected = MODELS["simple"], _expected("simple")
+    memo = VerifiedStates("cell", tmp_path)
+    check_state(spec, _snapshot(expected), expected, [], "update", memo)
+    assert (memo.compared, memo.identical) == (1, 0)
+    check_state(spec, _snapshot(expected), expected, [], "update", memo)
+    assert (memo.compared, memo.identical) == (1, 1)
+    bad = _snapshot(expected)
+    bad.rows[7]["text"] += "!"
+    for _ in range(2):  # a read-back that failed is not remembered: it fails again
+        with pytest.raises(VerificationError, match="row 7: text"):
+            check_state(spec, bad, expected, [], "update", memo)
+    assert (memo.compared, memo.identical) == (1, 1)
+
+
+def test_equal_values_of_another_type_are_compared_in_full(tmp_path: Path) -> None:
+    spec, expected = MODELS["simple"], _expected("simple")
+    memo = VerifiedStates("cell", tmp_path)
+    check_state(spec, _snapshot(expected), expected, [], "update", memo)
+    other = _snapshot(expected)
+    other.rows[3]["level"] = float(other.rows[3]["level"])  # 5.0 == 5, but not the read-back that was verified
+    check_state(spec, other, expected, [], "update", memo)
+    assert (memo.compared, memo.identical) == (2, 0)
+
+
+def test_links_are_part_of_a_verified_read_back(tmp_path: Path) -> None:
+    spec, expected = MODELS["fk"], _expected("fk")
+    links = {(2, 1), (3, 1)}
+    memo = VerifiedStates("cell", tmp_path)
+    check_state(spec, _snapshot(expected, links), expected, links, "update", memo)
+    with pytest.raises(VerificationError, match="links"):
+        check_state(spec, _snapshot(expected, {(2, 1)}), expected, links, "update", memo)
+
+
+def test_another_process_of_the_same_cell_finds_what_was_verified_and_no_other_cell_does(tmp_path: Path) -> None:
+    spec, expected = MODELS["simple"], _expected("simple")
+    check_state(spec, _snapshot(expected), expected, [], "update", VerifiedStates("cell", tmp_path))
+    same, other, nowhere = VerifiedStates("cell", tmp_path), VerifiedStates("other", tmp_path), VerifiedStates("cell")
+    for memo in (same, other, nowhere):
+        check_state(spec, _snapshot(expected), expected, [], "update", memo)
+    assert [(m.compared, m.identical) for m in (same, other, nowhere)] == [(0, 1), (1, 0), (1, 0)]
+
+
+def _session_cell(tmp_path: Path, mode: str, target: str = "pytest_ormbench.suites.raw_sqlite3:RawSqlite3Arm",
+                  rounds: int = 3) -> Cell:
+    return Cell("sqlite3", target, "simple", "J", "default", mode, Sizes(5, 50), Settings(), tmp_path / "templates",
+                tmp_path / "work", rounds=rounds, warmup=mode == "warm")
+
+
+def _run_session(cell: Cell) -> CellSession:
+    session = CellSession(cell)
+    try:
+        session.run(cell)
+    finally:
+        session.close()
+    return session
+
+
+def test_a_warm_cell_compares_its_first_read_back_and_a_cold_round_finds_it(tmp_path: Path) -> None:
+    warm = _run_session(_session_cell(tmp_path, "warm"))
+    assert warm.verified is not None and (warm.verified.compared, warm.verified.identical) == (1, 3)
+    cold = _run_session(_session_cell(tmp_path, "cold", rounds=1))  # a cold round's process, the same cell
+    assert cold.verified is not None and (cold.verified.compared, cold.verified.identical) == (0, 1)
+
+
+def test_a_wrong_round_after_rounds_that_passed_still_fails(tmp_path: Path) -> None:
+    # warm-up and two rounds pass; the third update writes one wrong level
+    with pytest.raises(VerificationError, match="row 1: level"):
+        _run_session(_session_cell(tmp_path, "warm", target="tests.tamper_arm:TamperingSqlite3Arm"))

@@ -7,6 +7,7 @@ only in ``timing.timed_call``.
 from __future__ import annotations
 
 import gc
+import json
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -25,8 +26,8 @@ from pytest_ormbench.workload.relational import RelationalSizes, ShapePlan, make
 from pytest_ormbench.measuring import relational
 from pytest_ormbench.arms.registry import import_arm
 from pytest_ormbench.measuring.timing import GC_DISCIPLINE, Counters, drive, event_loop, timed_call
-from pytest_ormbench.measuring.verify import (VerificationError, check_pragmas, check_state, check_statements,
-    verify)
+from pytest_ormbench.measuring.verify import (VerificationError, VerifiedStates, check_pragmas, check_state,
+    check_statements, verify)
 
 #: the bookkeeping clock: where a round's untimed time goes (docs/methodology.md, "Where a run's time
 #: goes"); a name apart so that ``clock`` is read only around the op
@@ -181,12 +182,13 @@ def check_connections(arm: Arm, database: Database, db: Path, handles: int | Non
 
 
 def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False, counters: Counters | None = None,
-              discipline: str | None = None, database: Database | None = None) -> RoundResult:
+              discipline: str | None = None, database: Database | None = None,
+              verified: VerifiedStates | None = None) -> RoundResult:
     """Prepare, run the op once (timed), then verify it. Raises on a failed check.
 
     With ``memory`` the op runs under tracemalloc instead (slower: never a timed round)
     and the facts carry the peak it allocated. ``counters`` count statements or
-    instructions between the two clock reads.
+    instructions between the two clock reads. ``verified``: the cell's read-backs that passed before.
     """
     discipline = discipline or GC_DISCIPLINE
     database = database or database_for(type(arm))
@@ -204,7 +206,7 @@ def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False, counters
     commits = after - before if before is not None and after is not None else None
     handles = check_after_op(arm, database, db)
     snap = arm.snapshot()
-    facts = verify(arm, plan, timed.result, objs, snap, commits)
+    facts = verify(arm, plan, timed.result, objs, snap, commits, verified)
     facts.update(check_connections(arm, database, db, handles))
     if timed.statements is not None:
         check_statements(plan, timed.statements)
@@ -305,16 +307,24 @@ def cell_work(cell: Cell, arm_cls: type[Arm]) -> CellWork:
         reason = arm_cls.unsupported_reason(shape_plan.shape, cell.strategy)  # type: ignore[attr-defined]
         if reason:
             raise Unsupported(reason)
+        # a shape's read-back is a table-by-table equality already: no memo of verified states
         return CellWork(
             lambda: relational.ensure_relational_template(arm_cls, shape_plan.sizes, cell.settings, cell.templates_dir,
                                                           cell.db, drive, expected_durability),
-            lambda arm, db, **kw: run_shape_round(arm, shape_plan, cell.strategy, db, **kw))
+            lambda arm, db, verified=None, **kw: run_shape_round(arm, shape_plan, cell.strategy, db, **kw))
     plan = make_plan(cell.model, cell.op, cell.table, cell.sizes)
     reason = arm_cls.unsupported.get(plan.op.name)
     if reason:
         raise Unsupported(reason)
     return CellWork(lambda: ensure_template(arm_cls, plan.state, cell.settings, cell.templates_dir, cell.db),
                     lambda arm, db, **kw: run_round(arm, plan, db, **kw))
+
+
+def verified_key(cell: Cell) -> str:
+    """What fixes a cell's expected state: its arm, work, table, sizes, database and settings (not its mode: a
+    warm round's verified read-back vouches for a cold one's, and the other way round)."""
+    return json.dumps([cell.target, cell.arm, cell.model, cell.op, cell.table, cell.sizes.iterations, cell.sizes.batch,
+                       cell.db, cell.settings.to_json(), cell.strategy, cell.rtt_ms], sort_keys=True, default=str)
 
 
 def shape_plan_of(cell: Cell) -> ShapePlan:
@@ -341,6 +351,11 @@ class CellSession:
             self.template = self.work.build()
         self.counters = counters_for(cell, database)  # before the arm connects: the trace goes on at connect time
         self.counters.phases = self.phases
+        # under callgrind, a warm process compares every read-back in full as before, so that what runs between
+        # its counted rounds (and so their instruction counts) stays as it was; a cold round's checks come after
+        # its one counted op
+        self.verified = (VerifiedStates(verified_key(cell), cell.work_dir / "verified")
+                         if self.counters.callgrind is None or cell.mode == "cold" else None)
         cell.work_dir.mkdir(parents=True, exist_ok=True)
         with self.phases("copy"):
             self.db = database.location(cell.work_dir, f"{cell.arm}-{uuid.uuid4().hex[:8]}")
@@ -392,13 +407,14 @@ class CellSession:
         if cell.warmup and not self.warmed:
             with phases("warmup"):
                 self.dirty = self.warmed = True
-                self.work.round(arm, db, database=database)  # the warm-up: verified, its time discarded
+                # the warm-up: verified, its time discarded
+                self.work.round(arm, db, database=database, verified=self.verified)
         for _ in range(cell.rounds):
             if self.dirty:
                 with phases("restore"):
                     self.reset()
             self.dirty = True
-            res = self.work.round(arm, db, counters=self.counters, database=database)
+            res = self.work.round(arm, db, counters=self.counters, database=database, verified=self.verified)
             phases.merge(res.phases)
             results.append(res)
             if on_round:
@@ -407,7 +423,7 @@ class CellSession:
             with phases("memory"):
                 self.reset()
                 self.dirty = True
-                mem = self.work.round(arm, db, memory=True, database=database)
+                mem = self.work.round(arm, db, memory=True, database=database, verified=self.verified)
             for fact in ("memory_peak_bytes", "rss_peak_growth_bytes"):
                 if fact in mem.facts:
                     results[-1].facts[fact] = mem.facts[fact]
