@@ -10,7 +10,7 @@ import gc
 import json
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -323,8 +323,8 @@ def cell_work(cell: Cell, arm_cls: type[Arm]) -> CellWork:
 def verified_key(cell: Cell) -> str:
     """What fixes a cell's expected state: its arm, work, table, sizes, database and settings (not its mode: a
     warm round's verified read-back vouches for a cold one's, and the other way round)."""
-    return json.dumps([cell.target, cell.arm, cell.model, cell.op, cell.table, cell.sizes.iterations, cell.sizes.batch,
-                       cell.db, cell.settings.to_json(), cell.strategy, cell.rtt_ms], sort_keys=True, default=str)
+    return json.dumps([cell.target, cell.arm, cell.model, cell.op, cell.table, asdict(cell.sizes), cell.db,
+                       cell.settings.to_json(), cell.strategy, cell.rtt_ms], sort_keys=True, default=str)
 
 
 def shape_plan_of(cell: Cell) -> ShapePlan:

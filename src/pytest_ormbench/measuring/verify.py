@@ -139,15 +139,17 @@ def check_state(model: ModelSpec, snap: Snapshot, expected: Mapping[int, Mapping
                 links: Iterable[tuple[int, int]], what: str, verified: VerifiedStates | None = None) -> None:
     """The database holds exactly ``expected`` rows and ``links``; with ``verified``, a read-back identical to
     one that passed before passes at once."""
-    digest = state_digest(snap) if verified is not None else None
-    if digest is not None and verified is not None and verified.holds(digest):
+    if verified is None:
+        _compare_state(model, snap, expected, links, what)
+        return
+    digest = state_digest(snap)
+    if digest is not None and verified.holds(digest):
         verified.identical += 1
         return
     _compare_state(model, snap, expected, links, what)
-    if verified is not None:
-        verified.compared += 1
-        if digest is not None:
-            verified.remember(digest)
+    verified.compared += 1
+    if digest is not None:
+        verified.remember(digest)
 
 
 def _compare_state(model: ModelSpec, snap: Snapshot, expected: Mapping[int, Mapping[str, Any]],
