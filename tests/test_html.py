@@ -27,6 +27,11 @@ from pytest_ormbench.workload.cells import CellKey
 from pytest_ormbench.workload.measures import GC_COLLECTIONS, WALL
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# one xdist worker runs this module (tox: --dist loadgroup), so that its module-scoped page and headless browser are
+# built once, not once per worker
+pytestmark = pytest.mark.xdist_group("test_html")
+
 RESULTS = ROOT / "results"
 DATA = ROOT / "tests" / "data"
 REGENERATE = "run `ormbench report results/*.json --html results/index.html` (from the repository) and commit it"

@@ -18,6 +18,10 @@ from pytest_ormbench.workload.cells import CellKey
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# one xdist worker runs this module (tox: --dist loadgroup), so that its module-scoped matrix run (half a minute) is
+# built once, not once per worker
+pytestmark = pytest.mark.xdist_group("test_shards")
+
 
 def _keys() -> list[CellKey]:
     return [CellKey(arm, "simple", op, mode, table) for arm in ("sqlite3", "peewee", "django", "sqlalchemy", "tortoise")
