@@ -268,6 +268,13 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             raise pytest.UsageError(f"{REQUIRE_ALL}=1, but this machine lacks: {listed}")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The modules marked ``xdist_group`` first (stable, otherwise in collection order): under ``--dist loadgroup``
+    each such module is one unit of work (its module-scoped fixture a run of its own), and handed out first it
+    runs on one worker while the other takes the single tests, instead of being the run's tail on its own."""
+    items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)
+
+
 def _fail_if_wanted(report: pytest.TestReport | pytest.CollectReport, config: pytest.Config) -> None:
     """Under ORMBENCH_REQUIRE_ALL, a skip for want of a system package becomes a failure."""
     if not report.skipped or not _require_all(config) or hasattr(report, "wasxfail"):
