@@ -269,9 +269,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The modules marked ``xdist_group`` first (stable, otherwise in collection order): under ``--dist loadgroup``
-    each such module is one unit of work (its module-scoped fixture a run of its own), and handed out first it
-    runs on one worker while the other takes the single tests, instead of being the run's tail on its own."""
+    """The modules marked ``xdist_group`` first (stable, otherwise in collection order). Such a module's
+    module-scoped fixture is a run of its own (the shards' matrix, a publish, the page and browser); under tox's
+    ``--dist loadgroup`` the module is one unit of work, so the fixture is built once instead of once per worker,
+    and handed out first it runs on one worker while the other takes the single tests, not as the run's tail."""
     items.sort(key=lambda item: item.get_closest_marker("xdist_group") is None)
 
 

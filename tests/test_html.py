@@ -28,8 +28,7 @@ from pytest_ormbench.workload.measures import GC_COLLECTIONS, WALL
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# one xdist worker runs this module (tox: --dist loadgroup), so that its module-scoped page and headless browser are
-# built once, not once per worker
+# its module-scoped fixture built once, on one worker (tests/conftest.py, pytest_collection_modifyitems)
 pytestmark = pytest.mark.xdist_group("test_html")
 
 RESULTS = ROOT / "results"

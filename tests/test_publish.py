@@ -19,12 +19,10 @@ from pytest_ormbench.commands.main import main
 from pytest_ormbench.commands.publish import last_end_line, wall_times
 
 ROOT = Path(__file__).resolve().parent.parent
-
 TINY = ["--preset", "quick", "--ormbench-arms=sqlite3", "--ormbench-models=simple", "--ormbench-ops=A",
         "--ormbench-iterations=5", "--ormbench-batch=50", "--ormbench-rounds=1", "--no-charts", "--repo", str(ROOT)]
 
-# one xdist worker runs this module (tox: --dist loadgroup), so that its module-scoped publish run is
-# built once, not once per worker
+# its module-scoped fixture built once, on one worker (tests/conftest.py, pytest_collection_modifyitems)
 pytestmark = [pytest.mark.skipif(not (ROOT / ".git").exists(), reason="publish freezes a git checkout's tree"),
               pytest.mark.xdist_group("test_publish")]
 

@@ -18,8 +18,7 @@ from pytest_ormbench.workload.cells import CellKey
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# one xdist worker runs this module (tox: --dist loadgroup), so that its module-scoped matrix run (half a minute) is
-# built once, not once per worker
+# its module-scoped fixture built once, on one worker (tests/conftest.py, pytest_collection_modifyitems)
 pytestmark = pytest.mark.xdist_group("test_shards")
 
 
