@@ -82,6 +82,32 @@ def test_pragmas_in_every_shape_agree(tmp_path: Path, settings: Settings) -> Non
         conn.close()
 
 
+def test_an_exclusive_lock_kept_between_transactions_fails_the_settings_check(tmp_path: Path) -> None:
+    """SQLite's exclusive locking mode spares reads their locking and counts only a lock's first commit in the file
+    change counter (which the commit checks, and the skipped read-back after a read, rely on): not allowed."""
+    from pytest_ormbench.arms.sql import file_change_counter
+    from pytest_ormbench.measuring.verify import VerificationError, check_pragmas
+
+    path = tmp_path / "x.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        apply_pragmas(conn, Settings())
+        conn.execute("CREATE TABLE t (v)")
+        before = file_change_counter(path)
+        conn.execute("INSERT INTO t VALUES (1)")
+        conn.execute("INSERT INTO t VALUES (2)")
+        assert file_change_counter(path) == before + 2  # normal locking: every commit counted
+        conn.execute("PRAGMA locking_mode=EXCLUSIVE")
+        with pytest.raises(VerificationError, match="locking_mode=exclusive"):
+            check_pragmas(read_pragmas(conn), expected_pragmas(Settings()))
+        before = file_change_counter(path)
+        for v in range(3):
+            conn.execute("INSERT INTO t VALUES (?)", (v,))
+        assert file_change_counter(path) == before + 1  # exclusive: the lock's first commit only
+    finally:
+        conn.close()
+
+
 def test_aiosqlite_arm_reads_pragmas_and_restores_in_the_connection_thread(tmp_path: Path) -> None:
     aiosqlite = pytest.importorskip("aiosqlite")
     template = tmp_path / "template.db"

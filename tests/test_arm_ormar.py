@@ -26,7 +26,8 @@ def test_relations_are_real_and_directed(tmp_path: Path) -> None:
         await arm.open(tmp_path / "fk.db")
         try:
             await arm.create_schema()
-            assert await arm.pragmas() == {"journal_mode": "wal", "synchronous": "full", "foreign_keys": "on"}
+            assert await arm.pragmas() == {"journal_mode": "wal", "synchronous": "full", "foreign_keys": "on",
+                                           "locking_mode": "normal"}
             t = dt.datetime(2026, 1, 1)
             a, b = arm.build([{"timestamp": t, "level": 10, "text": "a"}, {"timestamp": t, "level": 20, "text": "b"}])
             await arm.insert_batch([a])

@@ -114,7 +114,8 @@ def test_json_carries_the_cell_and_its_verified_facts(bench: pytest.Pytester) ->
     assert info["measures"]["wall_seconds"] == bulk["stats"]["data"]
     assert info["arm"] == "sqlite3" and info["model"] == "fk" and info["op_name"] == "insert_bulk"
     assert info["rows"] == 50 and info["verified"] is True and info["bulk_ids_set"] is False
-    assert info["pragmas"] == {"journal_mode": "delete", "synchronous": "full", "foreign_keys": "on"}
+    assert info["pragmas"] == {"journal_mode": "delete", "synchronous": "full", "foreign_keys": "on",
+                               "locking_mode": "normal"}
     assert info["commits"] == 1 and info["connections"] == 1
     assert len(bulk["stats"]["data"]) == 3 == info["rounds"]
     assert info["rows_per_s"] == pytest.approx(50 / bulk["stats"]["median"])
@@ -280,7 +281,8 @@ def test_wal_and_synchronous_settings_reach_the_live_connection(bench: pytest.Py
                              "--ormbench-sqlite-synchronous=normal")
     result.assert_outcomes(passed=1)
     info = data["benchmarks"][0]["extra_info"]
-    assert info["pragmas"] == {"journal_mode": "wal", "synchronous": "normal", "foreign_keys": "on"}
+    assert info["pragmas"] == {"journal_mode": "wal", "synchronous": "normal", "foreign_keys": "on",
+                               "locking_mode": "normal"}
     assert info["commits"] is None  # SQLite keeps no change counter in WAL mode
 
 

@@ -1,5 +1,5 @@
-"""The verifier's shortcuts (repeated fetched rows, read-backs identical to one already verified) must not let a
-wrong value through."""
+"""The verifier's shortcuts (repeated fetched rows, read-backs identical to one already verified, no read-back
+after a read the storage shows wrote nothing) must not let a wrong value through."""
 
 from __future__ import annotations
 
@@ -11,7 +11,10 @@ import pytest
 from pytest_ormbench.workload.spec import MODELS, Settings, Snapshot
 from pytest_ormbench.workload.plan import Sizes, expected_row
 from pytest_ormbench.measuring.runner import Cell, CellSession
-from pytest_ormbench.measuring.verify import VerificationError, VerifiedStates, _check_values, check_state
+from pytest_ormbench.measuring.verify import (VerificationError, VerifiedStates, _check_values, check_state,
+                                              needs_read_back)
+from pytest_ormbench.workload.plan import make_plan
+from tests.tamper_arm import ReadBackCountingSqlite3Arm
 
 
 @pytest.mark.parametrize("model", ["simple", "wide"])
@@ -115,8 +118,8 @@ def test_another_process_of_the_same_cell_finds_what_was_verified_and_no_other_c
 
 
 def _session_cell(tmp_path: Path, mode: str, target: str = "pytest_ormbench.suites.raw_sqlite3:RawSqlite3Arm",
-                  rounds: int = 3) -> Cell:
-    return Cell("sqlite3", target, "simple", "J", "default", mode, Sizes(5, 50), Settings(), tmp_path / "templates",
+                  rounds: int = 3, op: str = "J", settings: Settings = Settings()) -> Cell:
+    return Cell("sqlite3", target, "simple", op, "default", mode, Sizes(5, 50), settings, tmp_path / "templates",
                 tmp_path / "work", rounds=rounds, warmup=mode == "warm")
 
 
@@ -140,3 +143,39 @@ def test_a_wrong_round_after_rounds_that_passed_still_fails(tmp_path: Path) -> N
     # warm-up and two rounds pass; the third update writes one wrong level
     with pytest.raises(VerificationError, match="row 1: level"):
         _run_session(_session_cell(tmp_path, "warm", target="tests.tamper_arm:TamperingSqlite3Arm"))
+
+
+@pytest.mark.parametrize("op, counted, reads_back", [
+    ("D", 0, False), ("G", 0, False), ("H", 0, False),   # a state-checked read that the storage shows wrote nothing
+    ("D", 1, True), ("D", None, True),                    # ... that wrote, or where the storage cannot tell
+    ("E", None, False), ("F", 0, False),                  # Get and Filter: Small check what they fetched
+    ("A", 0, True), ("J", 1, True), ("K", None, True),    # every write
+])
+def test_which_rounds_are_read_back(op: str, counted: int | None, reads_back: bool) -> None:
+    plan = make_plan("simple", op, "default", Sizes(5, 50))
+    assert needs_read_back(plan, counted, counts_every_write=True) is reads_back
+    # a storage that does not count every write: every state-checked read is read back
+    assert needs_read_back(plan, counted, counts_every_write=False) is (reads_back or op in "DGH")
+
+
+def _read_backs(tmp_path: Path, settings: Settings, op: str = "D") -> int:
+    """The read-backs of a warm cell's session (its warm-up and two rounds; the template's own is another arm's)."""
+    session = _run_session(_session_cell(tmp_path, "warm", target="tests.tamper_arm:ReadBackCountingSqlite3Arm",
+                                         rounds=2, op=op, settings=settings))
+    assert isinstance(session.arm, ReadBackCountingSqlite3Arm)
+    return session.arm.read_backs
+
+
+def test_a_read_that_wrote_nothing_is_not_read_back_where_the_file_counts_commits(tmp_path: Path) -> None:
+    assert _read_backs(tmp_path / "delete", Settings()) == 0        # the warm-up and two rounds: the file's counter
+    assert _read_backs(tmp_path / "wal", Settings(journal_mode="wal")) == 3   # WAL: no counter, read back each time
+    assert _read_backs(tmp_path / "write", Settings(), op="I") == 3            # a write: read back each time
+
+
+def test_a_read_that_writes_still_fails_without_its_read_back(tmp_path: Path) -> None:
+    # the warm-up's read passes without a read-back; the first timed round's read commits a write
+    with pytest.raises(VerificationError, match="row 1: level"):  # its commit calls for the read-back
+        _run_session(_session_cell(tmp_path, "warm", target="tests.tamper_arm:WritingReadSqlite3Arm", op="D"))
+    with pytest.raises(VerificationError, match="row 1: level"):  # WAL: no counter, so the read-back finds it
+        _run_session(_session_cell(tmp_path / "wal", "warm", target="tests.tamper_arm:WritingReadSqlite3Arm",
+                                   op="D", settings=Settings(journal_mode="wal")))

@@ -34,6 +34,10 @@ class Database(abc.ABC):
 
     #: the backend's name, recorded per cell
     name: ClassVar[str]
+    #: :meth:`commits` counts every committed write transaction of every connection, exactly (SQLite's file
+    #: change counter, which it returns in rollback-journal modes only): a read after which it is unchanged
+    #: left every row as the restore made it, and is not read back (``measuring.verify.needs_read_back``)
+    counts_every_write: ClassVar[bool] = False
 
     def location(self, directory: Path, stem: str, *, template: bool = False) -> Path:
         """A path for a new, empty database named after ``stem`` in ``directory``; ``template``: a starting

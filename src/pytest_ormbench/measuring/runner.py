@@ -27,7 +27,7 @@ from pytest_ormbench.measuring import relational
 from pytest_ormbench.arms.registry import import_arm
 from pytest_ormbench.measuring.timing import GC_DISCIPLINE, Counters, drive, event_loop, timed_call
 from pytest_ormbench.measuring.verify import (VerificationError, VerifiedStates, check_pragmas, check_state,
-    check_statements, verify)
+    check_statements, needs_read_back, verify)
 
 #: the bookkeeping clock: where a round's untimed time goes (docs/methodology.md, "Where a run's time
 #: goes"); a name apart so that ``clock`` is read only around the op
@@ -183,12 +183,14 @@ def check_connections(arm: Arm, database: Database, db: Path, handles: int | Non
 
 def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False, counters: Counters | None = None,
               discipline: str | None = None, database: Database | None = None,
-              verified: VerifiedStates | None = None) -> RoundResult:
+              verified: VerifiedStates | None = None, read_back_always: bool = False) -> RoundResult:
     """Prepare, run the op once (timed), then verify it. Raises on a failed check.
 
     With ``memory`` the op runs under tracemalloc instead (slower: never a timed round)
     and the facts carry the peak it allocated. ``counters`` count statements or
     instructions between the two clock reads. ``verified``: the cell's read-backs that passed before.
+    The table is read back only where verification needs it (``needs_read_back``), or after every round with
+    ``read_back_always`` (a warm process under callgrind: what runs between its counted rounds stays as it was).
     """
     discipline = discipline or GC_DISCIPLINE
     database = database or database_for(type(arm))
@@ -205,8 +207,9 @@ def run_round(arm: Arm, plan: CellPlan, db: Path, memory: bool = False, counters
     after = database.commits(db)
     commits = after - before if before is not None and after is not None else None
     handles = check_after_op(arm, database, db)
-    snap = arm.snapshot()
-    facts = verify(arm, plan, timed.result, objs, snap, commits, verified)
+    read_back = read_back_always or needs_read_back(plan, commits, database.counts_every_write)
+    snap = arm.snapshot() if read_back else None
+    facts = verify(arm, plan, timed.result, objs, snap, commits, verified, database.counts_every_write)
     facts.update(check_connections(arm, database, db, handles))
     if timed.statements is not None:
         check_statements(plan, timed.statements)
@@ -311,7 +314,8 @@ def cell_work(cell: Cell, arm_cls: type[Arm]) -> CellWork:
         return CellWork(
             lambda: relational.ensure_relational_template(arm_cls, shape_plan.sizes, cell.settings, cell.templates_dir,
                                                           cell.db, drive, expected_durability),
-            lambda arm, db, verified=None, **kw: run_shape_round(arm, shape_plan, cell.strategy, db, **kw))
+            lambda arm, db, verified=None, read_back_always=False, **kw: run_shape_round(
+                arm, shape_plan, cell.strategy, db, **kw))
     plan = make_plan(cell.model, cell.op, cell.table, cell.sizes)
     reason = arm_cls.unsupported.get(plan.op.name)
     if reason:
@@ -351,11 +355,11 @@ class CellSession:
             self.template = self.work.build()
         self.counters = counters_for(cell, database)  # before the arm connects: the trace goes on at connect time
         self.counters.phases = self.phases
-        # under callgrind, a warm process compares every read-back in full as before, so that what runs between
-        # its counted rounds (and so their instruction counts) stays as it was; a cold round's checks come after
-        # its one counted op
-        self.verified = (VerifiedStates(verified_key(cell), cell.work_dir / "verified")
-                         if self.counters.callgrind is None or cell.mode == "cold" else None)
+        # under callgrind, a warm process reads back after every round and compares every read-back in full, as
+        # before either shortcut, so that what runs between its counted rounds (and so their instruction counts)
+        # stays as it was; a cold round's checks come after its one counted op
+        self.counted_warm = self.counters.callgrind is not None and cell.mode != "cold"
+        self.verified = None if self.counted_warm else VerifiedStates(verified_key(cell), cell.work_dir / "verified")
         cell.work_dir.mkdir(parents=True, exist_ok=True)
         with self.phases("copy"):
             self.db = database.location(cell.work_dir, f"{cell.arm}-{uuid.uuid4().hex[:8]}")
@@ -408,13 +412,15 @@ class CellSession:
             with phases("warmup"):
                 self.dirty = self.warmed = True
                 # the warm-up: verified, its time discarded
-                self.work.round(arm, db, database=database, verified=self.verified)
+                self.work.round(arm, db, database=database, verified=self.verified,
+                                read_back_always=self.counted_warm)
         for _ in range(cell.rounds):
             if self.dirty:
                 with phases("restore"):
                     self.reset()
             self.dirty = True
-            res = self.work.round(arm, db, counters=self.counters, database=database, verified=self.verified)
+            res = self.work.round(arm, db, counters=self.counters, database=database, verified=self.verified,
+                                 read_back_always=self.counted_warm)
             phases.merge(res.phases)
             results.append(res)
             if on_round:
@@ -423,7 +429,8 @@ class CellSession:
             with phases("memory"):
                 self.reset()
                 self.dirty = True
-                mem = self.work.round(arm, db, memory=True, database=database, verified=self.verified)
+                mem = self.work.round(arm, db, memory=True, database=database, verified=self.verified,
+                                      read_back_always=self.counted_warm)
             for fact in ("memory_peak_bytes", "rss_peak_growth_bytes"):
                 if fact in mem.facts:
                     results[-1].facts[fact] = mem.facts[fact]

@@ -121,6 +121,10 @@ def start_count(op: Op, table: str, sizes: Sizes) -> int:
     return 300 if table == "default" else 100 + 2 * sizes.batch
 
 
+#: the links of a starting state, per (model, row count): asked for after every round, like the rows
+_LINKS: dict[tuple[str, int], tuple[tuple[int, int], ...]] = {}
+
+
 @dataclass
 class State:
     model: ModelSpec
@@ -134,8 +138,14 @@ class State:
         return [{"id": n, **given_row(self.model, n)} for n in range(1, self.count + 1)]
 
     def links(self) -> list[tuple[int, int]]:
-        out = [link_of(self.model, n) for n in range(1, self.count + 1)]
-        return [pair for pair in out if pair]
+        """The state's many-to-many links (none for a model without relations), derived once per state."""
+        if not self.model.relations:
+            return []
+        key = (self.model.name, self.count)
+        pairs = _LINKS.get(key)
+        if pairs is None:
+            pairs = _LINKS[key] = tuple(pair for n in range(1, self.count + 1) if (pair := link_of(self.model, n)))
+        return list(pairs)
 
     def expected_rows(self) -> dict[int, dict[str, Any]]:
         return {n: expected_row(self.model, n) for n in range(1, self.count + 1)}
