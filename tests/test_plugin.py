@@ -320,6 +320,14 @@ def test_interleaved_rounds_rotate_the_arm_order(bench: pytest.Pytester) -> None
     assert [p["when"] for p in facts["probes"]] == ["start", "after round 1", "after round 2", "after round 3"]
     figures = [p["rows_per_s"] for p in facts["probes"]]
     assert len(figures) == 4 and all(f > 0 for f in figures)
+    # each probe's round times per cell, from which its figure is the geometric mean of the cells' medians
+    for probe in facts["probes"]:
+        times = probe["round_seconds"]
+        assert sorted(times) == sorted(facts["probe"]["cells"]) and all(len(t) == 5 for t in times.values())
+        medians = [statistics.median(times["simple-insert_batch-warm-default"]),
+                   statistics.median(times["simple-get-warm-default"])]
+        assert probe["rows_per_s"] == pytest.approx(statistics.geometric_mean(
+            [facts["probe"]["batch"] / medians[0], 2 * facts["probe"]["iterations"] / medians[1]]), rel=1e-4)
     assert facts["drift_floor"] == pytest.approx((max(figures) - min(figures)) / statistics.median(figures))
     result.stdout.fnmatch_lines(["*building and verifying the starting states of 2 cells*",
                                  "*starting states ready after * s; interleaved schedule: 2 cells x 3 rounds*",

@@ -39,17 +39,25 @@ def loadavg() -> float | None:
 
 
 def probe_figure(cell: Callable[[CellKey, int, bool], Any], ask: Callable[[CellKey, dict[str, Any]], dict[str, Any]]
-                 ) -> float:
+                 ) -> tuple[float, dict[str, list[float]]]:
     """One probe: each probe cell built, then timed over :data:`PROBE_ROUNDS` warm rounds in the probe's worker
-    (``cell(key, rounds, warmup)`` makes the request, ``ask(key, payload)`` sends it); the geometric mean of the
-    cells' rows/s. Raises what ``ask`` raises for a cell that fails."""
-    figures = []
+    (``cell(key, rounds, warmup)`` makes the request, ``ask(key, payload)`` sends it). Returns the geometric
+    mean of the cells' rows/s, and each cell's round times (seconds, in order: a dip in the figure can then be
+    told from one slow round, a slow spell of the machine, from the probe's whole). Raises what ``ask`` raises
+    for a cell that fails."""
+    figures, rounds = [], {}
     for model, op in PROBE_CELLS:
         key = CellKey(CONTROL_ARM, model, op, "warm", "default")
         ask(key, {"cmd": "build", "cell": cell(key, 1, False).to_json()})
         reply = ask(key, {"cmd": "run", "cell": cell(key, PROBE_ROUNDS, True).to_json()})
-        figures.append(CellRecord.from_json(reply["record"]).rows_per_s)
-    return geometric_mean(figures)
+        record = CellRecord.from_json(reply["record"])
+        figures.append(record.rows_per_s)
+        rounds[_probe_cell_name(model, op)] = [round(s, 6) for s in record.seconds]
+    return geometric_mean(figures), rounds
+
+
+def _probe_cell_name(model: str, op: str) -> str:
+    return f"{model}-{OPS_BY_LETTER[op].name}-warm-default"
 
 
 def probe_facts(schedule_name: str, probes: list[dict[str, Any]], notes: list[str]) -> dict[str, Any]:
@@ -59,8 +67,9 @@ def probe_facts(schedule_name: str, probes: list[dict[str, Any]], notes: list[st
         "drift_floor": drift_floor([p["rows_per_s"] for p in probes]),
         "probes": probes,
         "probe": {"arm": CONTROL_ARM,
-                  "cells": [f"{m}-{OPS_BY_LETTER[o].name}-warm-default" for m, o in PROBE_CELLS],
+                  "cells": [_probe_cell_name(m, o) for m, o in PROBE_CELLS],
                   "rounds": PROBE_ROUNDS, "iterations": PROBE_SIZES.iterations, "batch": PROBE_SIZES.batch,
-                  "figure": "geometric mean of the cells' median rows/s"},
+                  "figure": "geometric mean of the cells' median rows/s",
+                  "round_seconds": "each probe's round times per cell, in the order they ran"},
         "notes": notes,
     }

@@ -86,7 +86,7 @@ class Scheduler:
     records: list[CellRecord] = field(default_factory=list)
     #: cells without a number: (cell id, outcome, first line of the reason)
     not_run: list[tuple[str, str, str]] = field(default_factory=list)
-    #: drift probe figures: {"when", "rows_per_s", "loadavg_1min"}
+    #: drift probe figures: {"when", "rows_per_s", "loadavg_1min", "round_seconds": {cell: [s, ...]}}
     probes: list[dict[str, Any]] = field(default_factory=list)
     probe_notes: list[str] = field(default_factory=list)
 
@@ -312,13 +312,13 @@ class Scheduler:
             if self._probe_worker is None or self._probe_worker.proc.poll() is not None:
                 self._probe_worker = self.processes.fresh()
             worker = self._probe_worker
-            figure = probe_figure(
+            figure, rounds = probe_figure(
                 lambda key, rounds, warmup: self._cell(key, rounds, warmup, sizes=PROBE_SIZES),
                 lambda key, payload: self.processes.ask(worker, key, payload, persistent=False))
         except CellProblem as exc:
             self.probe_notes.append(f"drift probe at {when} failed: {exc.message}")
             return
-        self.probes.append({"when": when, "rows_per_s": figure, "loadavg_1min": loadavg()})
+        self.probes.append({"when": when, "rows_per_s": figure, "loadavg_1min": loadavg(), "round_seconds": rounds})
 
     def run_facts(self) -> dict[str, Any]:
         """Run-level facts for the JSON's top-level ``ormbench`` key (the phase account among them)."""
