@@ -187,7 +187,8 @@ def _fetched_rows(arm: Arm, objs: Sequence[Any], kind: str) -> list[dict[str, An
 
 
 #: the reads whose verification also compares the whole table with the starting state; Get and Filter: Small
-#: check the rows they fetched, and leave the table to the commit count and the counted statements' kinds
+#: check the rows they fetched, and leave the table to the commit count (every round) and the kinds of the
+#: statements counted in the cell's counting repetition (once per cell)
 STATE_CHECKED_READS = frozenset({"filter_large", "filter_dicts", "filter_tuples"})
 
 
