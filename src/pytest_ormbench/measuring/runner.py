@@ -356,8 +356,9 @@ class CellSession:
         self.counters = counters_for(cell, database)  # before the arm connects: the trace goes on at connect time
         self.counters.phases = self.phases
         # under callgrind, a warm process reads back after every round and compares every read-back in full, as
-        # before either shortcut, so that what runs between its counted rounds (and so their instruction counts)
-        # stays as it was; a cold round's checks come after its one counted op
+        # before either shortcut, so that the shortcuts do not change what runs between its counted rounds (the
+        # harness's own code still shapes the heap: docs/methodology.md, instructions); a cold round's checks come
+        # after its one counted op
         self.counted_warm = self.counters.callgrind is not None and cell.mode != "cold"
         self.verified = None if self.counted_warm else VerifiedStates(verified_key(cell), cell.work_dir / "verified")
         cell.work_dir.mkdir(parents=True, exist_ok=True)
