@@ -685,6 +685,65 @@ def test_overhead_prices_an_arm_against_the_control_timed_in_its_own_run(tmp_pat
     assert any("; for peewee those are not" in n for n in table.notes)  # Tortoise ORM: the tables' control
 
 
+
+def test_arms_from_two_machines_are_told_apart_and_never_ranked_against_each_other(tmp_path: Path) -> None:
+    """Two processors time the same code differently: the Runs table names each file's machine, a rows/s table
+    whose rows come from two says which arm ran where, and no Best is named among arms of two machines, however
+    large the lead (peewee leads Tortoise ORM on its own machine, and Django trails on another); the same files
+    from one machine rank as before."""
+    from pytest_ormbench.results.report.tables import CONTESTED, detail, overall, overhead, runs_table
+
+    def both(machine_b: str) -> tuple[Path, Path]:
+        a = _write(tmp_path / "a.json", [*(_record("sqlite3", op, seconds=0.1) for op in "AF"),
+                                         *(_record("peewee", op, seconds=0.2) for op in "AF"),
+                                         *(_record("tortoise", op, seconds=0.6) for op in "AF")], "2026-12-06T10:00:00")
+        b = _write(tmp_path / "b.json", [*(_record("sqlite3", op, seconds=0.05) for op in "AF"),
+                                         *(_record("django", op, seconds=2.0) for op in "AF")], "2026-12-07T10:00:00")
+        doc = json.loads(b.read_text())
+        doc["machine_info"] = {"machine": machine_b}
+        b.write_text(json.dumps(doc))
+        return a, b
+
+    same = load(both("x86_64"))
+    assert detail(same, "simple", "warm", "default").rows[-1][-1] == "peewee"  # 10x: a clear lead
+    assert "Machine" not in runs_table(same).header
+    assert not any("machines" in n for n in detail(same, "simple", "warm", "default").notes)
+
+    two = load(both("aarch64"))
+    table = detail(two, "simple", "warm", "default")
+    assert [row[-1] for row in table.rows] == [CONTESTED] * 3  # A, F and the geometric mean
+    note = next(n for n in table.notes if n.startswith("Rows from 2 machines"))
+    assert "M1: peewee, Tortoise ORM; M2: raw sqlite3, Django" in note
+    summary = overall(two, "default")
+    assert summary is not None and any(n.startswith("Rows from 2 machines") for n in summary.notes)
+    runs = runs_table(two)
+    assert runs.header[-1] == "Machine" and [row[-1] for row in runs.rows] == ["M1", "M2"]
+    assert any(n.startswith("Machine: M1 = x86_64") and "M2 = aarch64" in n for n in runs.notes)
+    # the ratios to peewee go through each arm's own control: peewee 2x its control, Django 40x its own
+    from pytest_ormbench.results.reference import ratios_markdown
+    assert "| Django | — (0.51) | 0.10 (0.51) |" in ratios_markdown(same)  # Test 1 warm; one machine: the rows/s divide
+    through = ratios_markdown(two)
+    assert "| Django | — (0.51) | 0.05 (0.51) |" in through and "peewee's ORM overhead over the arm's" in through
+    # the charts: a second title line, and each arm's machine in the legend
+    from pytest_ormbench.results.report.charts import _label, _title
+    from pytest_ormbench.results.report.tables import figure_grid
+    grid = figure_grid(two, "simple", "warm", "default")
+    sources = {s for ops in grid.values() for f in ops.values() for s in f.sources}
+    assert "bars from several machines" in _title("t", {}, sources, two)
+    assert _label(two, "Django", list(grid["django"].values()), True) == "Django [M2]"
+    assert _title("t", {}, sources, same) == "t"
+    assert _label(same, "Django", list(grid["django"].values()), False) == "Django"
+    # an arm whose run timed no control, on a third machine: no ratio against another machine's control
+    lone = _write(tmp_path / "c.json", [_record("objectbox", op, seconds=0.1) for op in "AF"], "2026-12-05T10:00:00")
+    doc = json.loads(lone.read_text())
+    doc["machine_info"] = {"machine": "riscv64"}
+    lone.write_text(json.dumps(doc))
+    table = overhead(load([*both("aarch64"), lone]))
+    assert table is not None and ["Django", "40.00×"] in table.rows
+    assert "ObjectBox" not in [row[0] for row in table.rows]
+    assert any(n.startswith("— for ObjectBox: its run timed no control beside it") for n in table.notes)
+
+
 def _strategy_record(strategy: str, kind: str, rtt: float, seconds: float, jitter: float) -> object:
     """A synthetic Test 4 R1 cell of SA ORM on PostgreSQL through the proxy at ``rtt`` ms: 4 pages a round."""
     from pytest_ormbench.workload.measures import GC_COLLECTIONS, WALL

@@ -1,12 +1,15 @@
 """Each arm's geometric mean as a ratio to peewee's, beside the reference suite's ratios.
 
 The machines differ (the reference: Ryzen 9 5950X, NVMe, Python 3.14), so only ratios within a run
-are compared. One section per table size present in the input (default, then large). Written by
-``ormbench publish`` as ``ratios-vs-reference.md`` beside the report; reads JSON only.
+are compared; where this run's own files come from several machines, each ratio goes through the control arm
+timed beside each arm (peewee's ORM overhead over the arm's). One section per table size present in the
+input (default, then large). Written by ``ormbench publish`` as ``ratios-vs-reference.md`` beside the
+report; reads JSON only.
 """
 
 from __future__ import annotations
 
+from pytest_ormbench.arms.registry import CONTROL_ARMS
 from pytest_ormbench.results.report import tables as T
 from pytest_ormbench.results.report.load import Runs
 
@@ -54,22 +57,43 @@ def _section(runs: Runs, table: str) -> list[str]:
     ref_all = REFERENCE[table]
     gms = {c: T.geomeans(T.figures(runs, c[0], c[1], table)) for c in COLUMNS}
     arms = [a for a in T.arm_order(runs) if any(a in gms[c] for c in COLUMNS)]
+    # files from several machines: rows/s of two machines do not divide; each arm's time over the control timed
+    # beside it does (peewee's overhead over the arm's is the ratio of their rows/s on one machine)
+    sources = {c.source for k, c in T.shown_cells(runs) if k.table == table and c.timed}
+    through = T.whole(runs).across_machines(sources)
+
+    def ratio(arm: str, col: tuple[str, str]) -> float | None:
+        if not through:
+            ours, base = gms[col].get(arm, (None, 0))[0], gms[col].get("peewee", (None, 0))[0]
+            return ours / base if ours and base else None
+        group = (*col, table)
+        mine = 1.0 if arm in CONTROL_ARMS else T.arm_overhead(runs, arm, group)[0]
+        base = T.arm_overhead(runs, "peewee", group)[0]
+        return base / mine if mine and base else None
+
     out = [f"## {TITLES[table]}\n", _header()]  # one line each, as print() wrote them
     for arm in arms:
         cells = []
         for i, col in enumerate(COLUMNS):
-            ours, base = gms[col].get(arm, (None, 0))[0], gms[col].get("peewee", (None, 0))[0]
             ref = ref_all.get(arm)
-            ours_txt = f"{ours / base:.2f}" if ours and base else "—"
+            ours = ratio(arm, col)
+            ours_txt = f"{ours:.2f}" if ours else "—"
             ref_txt = f"{ref[i] / ref_all['peewee'][i]:.2f}" if ref else "—"
             cells.append(f"{ours_txt} ({ref_txt})")
         out.append(f"| {names[arm]} | " + " | ".join(cells) + " |")
     out += ["", "Each cell: this run's geometric mean / peewee's in the same test and mode (the reference's in "
-                "parentheses; — where peewee or the arm has not run).", "", _header()]
+                "parentheses; — where peewee or the arm has not run)."]
+    if through:
+        out += ["", "These arms ran on more than one machine (the report's Runs table), whose rows/s do not divide: "
+                    "each ratio here is peewee's ORM overhead over the arm's (each against the raw sqlite3 control "
+                    "timed beside it, on its own machine), which removes the machines' overall speed. The rows/s "
+                    "below are each arm's own machine's."]
+    out += ["", _header()]
     for arm in arms:
         out.append(f"| {names[arm]} | " + " | ".join(T.fmt_rate(gms[c].get(arm, (None, 0))[0]) for c in COLUMNS)
                    + " |")
-    out += ["", "Geometric means over the object operations, rows/s, this machine.", ""]
+    out += ["", "Geometric means over the object operations, rows/s, "
+                + ("each on its arm's machine." if through else "this machine."), ""]
     return out
 
 

@@ -112,17 +112,18 @@ def _database_charts(runs: Runs, out_dir: Path, formats: tuple[str, ...], plt,  
         fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(letters) + 3), 5.2))
         width = 0.8 / max(1, len(arms))
         styles = arm_styles(arms, plt)
+        mixed = T.whole(runs).across_machines(s for ops in per_arm.values() for f in ops.values() for s in f.sources)
         for i, arm in enumerate(arms):
             xs = [j + (i - (len(arms) - 1) / 2) * width for j in range(len(letters))]
             figs = [per_arm[arm].get(lt) for lt in letters]
-            ax.bar(xs, [f.value if f else 0 for f in figs], width, label=names[arm], yerr=_error_bars(figs),
-                   error_kw=ERROR_BARS, **styles[arm])
+            ax.bar(xs, [f.value if f else 0 for f in figs], width, label=_label(runs, names[arm], figs, mixed),
+                   yerr=_error_bars(figs), error_kw=ERROR_BARS, **styles[arm])
         _value_axis(ax, [v for a in arms for f in per_arm[a].values() for v in (min(f.rounds), max(f.rounds))],
                     "rows/s")
         ax.set_xticks(range(len(letters)))
         ax.set_xticklabels([lt + "\n" + OPS_BY_LETTER[lt].title.replace(": ", ":\n") for lt in letters], fontsize=8)
         ax.set_title(_title(f"{MODELS[model].title} — {mode}, {table} table{title_end}", busy,
-                            {s for ops in per_arm.values() for f in ops.values() for s in f.sources}))
+                            {s for ops in per_arm.values() for f in ops.values() for s in f.sources}, runs))
         ax.grid(axis="y", which="both", alpha=0.3)
         ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fig.tight_layout()
@@ -140,12 +141,13 @@ def _database_charts(runs: Runs, out_dir: Path, formats: tuple[str, ...], plt,  
         width = 0.8 / max(1, len(arms))
         styles = arm_styles(arms, plt)
         every: list[float] = []
+        mixed = T.whole(runs).across_machines(s for g in gms.values() for f in g.values() for s in f.sources)
         for i, arm in enumerate(arms):
             xs = [j + (i - (len(arms) - 1) / 2) * width for j in range(len(cols))]
             figs = [gms[c].get(arm) for c in cols]
             ys = [f.value if f else 0 for f in figs]
-            bars = ax.bar(xs, ys, width, label=names[arm], yerr=_error_bars(figs), error_kw=ERROR_BARS,
-                          **styles[arm])
+            bars = ax.bar(xs, ys, width, label=_label(runs, names[arm], figs, mixed), yerr=_error_bars(figs),
+                          error_kw=ERROR_BARS, **styles[arm])
             # the figure on every bar: the chart is read for ratios, and a reader should not need the axis
             ax.bar_label(bars, labels=[T.fmt_rate(y) if y else "" for y in ys], rotation=90, padding=2,
                          fontsize=6 if len(arms) > 6 else 8)
@@ -154,7 +156,7 @@ def _database_charts(runs: Runs, out_dir: Path, formats: tuple[str, ...], plt,  
         ax.set_xticks(range(len(cols)))
         ax.set_xticklabels([f"Test {MODELS[m].test}\n{md}" for m, md in cols])
         ax.set_title(_title(f"Geometric means over the object operations — {table} table{title_end}", busy,
-                            {s for g in gms.values() for f in g.values() for s in f.sources}))
+                            {s for g in gms.values() for f in g.values() for s in f.sources}, runs))
         ax.grid(axis="y", which="both", alpha=0.3)
         ax.legend(fontsize=7, ncol=2, loc="upper left", bbox_to_anchor=(1.0, 1.0))
         fig.tight_layout()
@@ -172,12 +174,25 @@ def _error_bars(figs: list) -> list[list[float]]:  # noqa: ANN001
     return [[f.value - min(f.rounds) if f else 0 for f in figs], [max(f.rounds) - f.value if f else 0 for f in figs]]
 
 
-def _title(title: str, busy: dict[str, float], sources: set[str]) -> str:
-    """A chart's title, with a second line when a busy run (``noise.busy_runs``) is behind its bars."""
+def _title(title: str, busy: dict[str, float], sources: set[str], runs: Runs | None = None) -> str:
+    """A chart's title, with a second line when a busy run (``noise.busy_runs``) is behind its bars, or when its
+    bars come from more than one machine (the legend then names each arm's)."""
     floors = [busy[s] for s in sources if s in busy]
+    if runs is not None and T.whole(runs).across_machines(sources):
+        return f"{title}\nbars from several machines [M…, the legend]: compare bars of one machine only"
     if not floors:
         return title
     return f"{title}\nbusy run: drift floor {max(floors):.0%}, so leads smaller than that are noise"
+
+
+def _label(runs: Runs, name: str, figs: list, mixed: bool) -> str:  # noqa: ANN001
+    """An arm's legend entry; with its machine's label (Runs table) when the chart's bars come from more than
+    one machine (``mixed``)."""
+    short = T.whole(runs).machine_labels()
+    if not mixed or not short:
+        return name
+    where = sorted({short.get(T.whole(runs).machines.get(s, ""), "?") for f in figs if f for s in f.sources})
+    return f"{name} [{', '.join(where)}]" if where else name
 
 
 def _latency_charts(runs: Runs, db: str, out_dir: Path, formats: tuple[str, ...], plt) -> list[Path]:  # noqa: ANN001

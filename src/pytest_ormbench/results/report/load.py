@@ -138,6 +138,21 @@ class Runs:
     normalised: bool = False
     #: lines for the report's header: the shards merged and the machines they ran on
     header: list[str] = field(default_factory=list)
+    #: source -> the machine it ran on, as the report names one (``shards.machine_name``)
+    machines: dict[str, str] = field(default_factory=dict)
+
+    def machine_labels(self) -> dict[str, str]:
+        """Machine -> a short label (M1, M2, … in the order of the files), when the files come from more than
+        one machine; {} when from one (nothing to tell apart)."""
+        whole = self.whole or self
+        order = list(dict.fromkeys(whole.machines[s] for s in sorted(whole.machines)))
+        return {m: f"M{i}" for i, m in enumerate(order, 1)} if len(order) > 1 else {}
+
+    def across_machines(self, sources: Iterable[str]) -> bool:
+        """Whether these files ran on more than one machine, and their wall times are not comparable (shards
+        normalised by their control arms are made comparable: then False)."""
+        whole = self.whole or self
+        return not whole.normalised and len({whole.machines.get(s) for s in sources} - {None}) > 1
 
     def places(self) -> list[str]:
         """The places the cells come from (``sqlite``, ``postgresql``, ``postgresql@5ms``), in report order."""
@@ -157,7 +172,7 @@ class Runs:
                  if c.record.key.db == db and (c.record.key.rtt_ms is not None) == sweep}
         return Runs(cells, self.notes, self.sources, self.run_facts, self.written,
                     scope=db + ("@rtt" if sweep else ""), whole=whole, normalised=whole.normalised,
-                    header=whole.header)
+                    header=whole.header, machines=whole.machines)
 
     def of_models(self, models: Iterable[str]) -> Runs:
         """The runs with the cells of these models only (Tests 1-3's tables never see Test 4's cells, nor the other
@@ -166,7 +181,7 @@ class Runs:
         cells = {k: c for k, c in self.cells.items() if k.model in wanted}
         return Runs(cells, self.notes, self.sources, self.run_facts, self.written, scope=self.scope,
                     superseded=[c for c in self.superseded if c.key.model in wanted], normalised=self.normalised,
-                    header=self.header,
+                    header=self.header, machines=self.machines,
                     whole=None if self.whole is None else self.whole.of_models(wanted))
 
     def add(self, cell: LoadedCell) -> None:
@@ -314,7 +329,7 @@ def load(paths: Iterable[str | Path], shards: str = "refuse") -> Runs:
     ``shards``: what to do with the shards of a matrix (``--ormbench-shard`` runs) from several machines:
     ``refuse`` them (a :class:`ReportError`), or ``normalise`` each by its own control arms (``report.shards``).
     """
-    from pytest_ormbench.results.report.shards import ShardMixError, check_machines, normalise
+    from pytest_ormbench.results.report.shards import ShardMixError, check_machines, machine_name, normalise
 
     runs = Runs()
     paths = list(paths)
@@ -333,6 +348,7 @@ def load(paths: Iterable[str | Path], shards: str = "refuse") -> Runs:
             runs.notes.append(f"{path}: {unverified} cell(s) not marked verified were left out")
         per_file[str(path)] = cells
         machine_of[str(path)] = doc.get("machine_info") or {}
+        runs.machines[str(path)] = machine_name(machine_of[str(path)])
         runs.sources.append(str(path))
         runs.written[str(path)] = str(doc.get("datetime", ""))
         if isinstance(doc.get("ormbench"), dict):

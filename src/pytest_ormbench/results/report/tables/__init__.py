@@ -26,7 +26,7 @@ from pytest_ormbench.results.report.tables.instructions import (DISAGREE_INSTRUC
                                                                 DISAGREE_MARGIN, DISAGREE_PAIRS, disagreements,
                                                                 instructions)
 from pytest_ormbench.results.report.tables.statements import STATEMENTS_FLAG, STATEMENTS_LEGEND, statements  # noqa: F401
-from pytest_ormbench.results.report.tables.overhead import overhead  # noqa: F401
+from pytest_ormbench.results.report.tables.overhead import arm_overhead, overhead  # noqa: F401
 from pytest_ormbench.results.report.tables.memory import memory  # noqa: F401
 from pytest_ormbench.results.report.tables.latency import latency, sweep_figures, sweep_groups  # noqa: F401
 from pytest_ormbench.results.report.tables.provenance import (OLD_DISCIPLINE_FOOTNOTE, environment,  # noqa: F401

@@ -116,20 +116,29 @@ def run_floors(runs: Runs, sources: Iterable[str]) -> list[float | None]:
 
 
 def stands(runs: Runs, a: Figure, b: Figure) -> bool:
-    """Whether the better of two figures leads by more than their noise (``stats.clear_lead``)."""
+    """Whether the better of two figures leads by more than their noise (``stats.clear_lead``).
+
+    Timed figures from two machines (two processors time the same code differently, and no probe corrects
+    that) never stand: their lead says which machine was faster as much as which arm."""
     if a.instructions:
         return clear_lead(a.rounds, b.rounds, [INSTRUCTIONS_NOISE], min_rounds=1)
+    if whole(runs).across_machines(a.sources | b.sources):
+        return False
     return clear_lead(a.rounds, b.rounds, run_floors(runs, a.sources | b.sources))
 
 
 def leader(runs: Runs, figs: dict[str, Figure], better: Callable[..., str] = max) -> tuple[str | None, bool]:
     """The best of the figures by ``better`` (max: rows/s; min: instructions) and whether its lead over the
-    runner-up stands; (None, False) with no figure. A lone figure leads nobody, and stands."""
+    runner-up stands; (None, False) with no figure. A lone figure leads nobody, and stands. Timed figures from
+    more than one machine lead nothing: being best among them would rank arms of two machines."""
     if not figs:
         return None, False
     order = sorted(figs, key=lambda a: figs[a].value, reverse=better is max)
     if len(order) == 1:
         return order[0], True
+    timed = [f for f in figs.values() if not f.instructions]
+    if timed and whole(runs).across_machines(s for f in timed for s in f.sources):
+        return order[0], False
     return order[0], stands(runs, figs[order[0]], figs[order[1]])
 
 

@@ -33,6 +33,7 @@ def overhead(runs: Runs) -> Table | None:
     rows = []
     unpriced: dict[str, list[str]] = defaultdict(list)
     in_run: set[str] = set()
+    elsewhere: set[str] = set()  # priced against no control: the tables' ran on another machine
     for arm in arm_order(runs):
         if arm in CONTROL_ARMS:
             continue
@@ -41,14 +42,11 @@ def overhead(runs: Runs) -> Table | None:
             continue
         row, seen = [names[arm], *([control_label(names, control)] if several else [])], False
         for g in cols:
-            per_arm = every[g]
-            shown = per_arm.get(control, {})
-            base = _same_run_control(runs, arm, control, g) or shown
-            if any(base[op] != shown.get(op) for op in base if op in per_arm.get(arm, {})):
+            value, own_run = arm_overhead(runs, arm, g, every[g])
+            if own_run:
                 in_run.add(arm)  # its own run's control is not the one the tables show
-            ops = [op for op in OBJECT_OPS if op in per_arm.get(arm, {}) and op in base]
-            ratios = [base[op] / per_arm[arm][op] for op in ops]
-            value = geometric_mean(ratios)
+            if value is None and every[g].get(arm) and every[g].get(control):
+                elsewhere.add(arm)
             seen = seen or value is not None
             row.append("—" if value is None else f"{value:.2f}×")
         if seen:
@@ -78,10 +76,39 @@ def overhead(runs: Runs) -> Table | None:
                      "them (a run times the control beside the arm unless --ormbench-control=off), so that a change "
                      "in the machine's speed between runs stays out of the ratio; for " + which + " those are not "
                      "the control figures the tables show, which come from a later run.")
+    if elsewhere:
+        notes.append("— for " + ", ".join(names[a] for a in arm_order(runs) if a in elsewhere) + ": its run timed no "
+                     "control beside it, and the control figures the tables show come from another machine, so no "
+                     "ratio is given.")
     for control, arms in unpriced.items():
         notes.append(f"No {control_label(names, control)} control arm in these results: no overhead figure for "
                      f"{', '.join(arms)} (run with --ormbench-arms including {control} to have one).")
     return Table(title, header, rows, notes, anchor="overhead", text_columns=(1,) if several else ())
+
+
+def arm_overhead(runs: Runs, arm: str, group: tuple[str, str, str],
+                 per_arm: dict[str, dict[str, float]] | None = None) -> tuple[float | None, bool]:
+    """(the arm's time over its control's in ``group``, geometric mean over the object operations both ran, or
+    None; whether the control cells it was priced against are its own run's rather than the ones the tables
+    show). ``per_arm``: the group's ``figures``, when the caller has them."""
+    control = yardstick(runs, arm)
+    if control is None:
+        return None, False
+    per_arm = figures(runs, *group) if per_arm is None else per_arm
+    shown = per_arm.get(control, {})
+    same = _same_run_control(runs, arm, control, group)
+    if same is None and whole(runs).across_machines(_sources(runs, group, {arm, control})):
+        return None, False  # the tables' control ran on another machine than the arm: no ratio holds
+    base = same or shown
+    own_run = any(base[op] != shown.get(op) for op in base if op in per_arm.get(arm, {}))
+    ops = [op for op in OBJECT_OPS if op in per_arm.get(arm, {}) and op in base]
+    return geometric_mean([base[op] / per_arm[arm][op] for op in ops]), own_run
+
+
+def _sources(runs: Runs, group: tuple[str, str, str], arms: set[str]) -> set[str]:
+    """The files the timed cells of these arms in ``group`` come from."""
+    return {c.source for k, c in shown_cells(runs)
+            if (k.model, k.mode, k.table) == group and c.timed and k.arm in arms}
 
 
 def _same_run_control(runs: Runs, arm: str, control: str, group: tuple[str, str, str]) -> dict[str, float] | None:

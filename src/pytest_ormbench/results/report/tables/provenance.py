@@ -203,6 +203,7 @@ def runs_table(runs: Runs) -> Table:
     all_runs = whole(runs)
     names, order = labels(runs), {a: i for i, a in enumerate(all_arm_order(runs))}
     several = any(c.record.key.db != DEFAULT_DB or c.record.key.rtt_ms is not None for c in all_runs.cells.values())
+    short = all_runs.machine_labels()  # {} from one machine: no column
     supplied: dict[str, list[LoadedCell]] = defaultdict(list)
     for cell in all_runs.cells.values():
         for part in cell.parts:  # an instructions run folded beside a timed one supplies the cell's instructions
@@ -225,6 +226,7 @@ def runs_table(runs: Runs) -> Table:
             facts.get("schedule") or "—",
             "—" if floor is None else f"{floor:.1%} ({probes} probes)",
             fmt_rate(level) if level is not None else "—",
+            *([short.get(all_runs.machines.get(source, ""), "?")] if short else []),
         ])
     notes = ["Written: when pytest-benchmark wrote the file (the end of its run). Cells: the cells of the report "
              "that come from the file. Drift floor: the spread of a fixed sqlite3 probe measured between the "
@@ -234,6 +236,11 @@ def runs_table(runs: Runs) -> Table:
     if several:
         notes.append("Databases: where the file's cells stored (postgresql @ RTT …: through the latency proxy at "
                      "those round-trip times).")
+    if short:
+        notes.append("Machine: " + "; ".join(f"{label} = {name}" for name, label in short.items())
+                     + ". Wall times, rows/s and probe levels of different machines are not comparable (a ratio "
+                       "inside one file, each arm against the control timed beside it, removes a machine's overall "
+                       "speed).")
     old = [s for s in runs.sources if any(c.record.collected_before_clock for c in supplied.get(s, []))]
     if old:
         notes.append(f"Timed with the old GC discipline (see the footnotes): {', '.join(old)}.")
@@ -241,6 +248,8 @@ def runs_table(runs: Runs) -> Table:
         notes.append("A file of instrumented cells (--ormbench-instructions) beside a timed file supplies those "
                      "cells' instructions only; their rows/s come from the timed file.")
     header = ["File", "Written (UTC)", *(["Databases"] if several else []), "Arms", "Tables", "Cells", "Schedule",
-              "Drift floor", "Probe level"]
+              "Drift floor", "Probe level", *(["Machine"] if short else [])]
     text = (1, 2, 3, 4, 6, 7) if several else (1, 2, 3, 5, 6)
+    if short:
+        text = (*text, len(header) - 1)
     return Table("Runs", header, rows, notes, anchor="runs", text_columns=text)

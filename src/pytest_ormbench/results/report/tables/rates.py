@@ -14,7 +14,7 @@ from pytest_ormbench.results.report.table import Table
 from pytest_ormbench.results.report.tables.noise import (CONTESTED, Figure, figure_grid, leader, object_means,
                                                          run_floors)
 from pytest_ormbench.results.report.tables.scope import (OBJECT_OPS, arm_order, controls_named, labels,
-                                                         present_controls, shown_cells, timed_groups)
+                                                         present_controls, shown_cells, timed_groups, whole)
 
 #: the one line a report of instrumented cells only has where the rows/s tables would be
 UNTIMED = ("No rows/s tables: every cell here ran under valgrind's callgrind (--ormbench-instructions), whose wall "
@@ -22,6 +22,11 @@ UNTIMED = ("No rows/s tables: every cell here ran under valgrind's callgrind (--
 #: the note under a rows/s table some of whose figures were timed before the freeze discipline (issue 17)
 OLD_DISCIPLINE = ("Timed with the old GC discipline ({arms}): a full collection right before the clock "
                   "(see the footnotes).")
+#: the note under a rows/s table whose rows come from more than one machine
+ACROSS_MACHINES = ("Rows from {count} machines (the Runs table's Machine column): {which}. Rows/s of different "
+                   "machines are not comparable: no Best is named among them. The ORM-overhead table "
+                   "compares them better: it prices each arm against the control timed beside it, which removes a "
+                   "machine's overall speed (not how differently it runs different kinds of work).")
 #: the legend of the ± beside a figure
 SPREAD_NOTE = ("±: half the range of the rounds' rows/s over the figure (a geometric mean's: of the means of the "
                "rounds' lows and highs); no ± with one round.")
@@ -75,6 +80,7 @@ def overall(runs: Runs, table: str) -> Table | None:
     if any("—" in c for r in rows for c in r[1:]):
         notes.append(NO_FIGURE)
     notes.extend(old_discipline(runs, lambda k: k.table == table))
+    notes.extend(machines_note(runs, lambda k: k.table == table))
     return Table(title, header, rows, notes, anchor=f"overall-{table}")
 
 
@@ -86,6 +92,7 @@ def detail(runs: Runs, model: str, mode: str, table: str) -> Table:
     t = ops_table(runs, figure_grid(runs, model, mode, table), fmt_rate, max, title, best,
                   anchor=f"detail-{model}-{mode}-{table}", spread=True)
     t.notes.extend(old_discipline(runs, lambda k: (k.model, k.mode, k.table) == (model, mode, table)))
+    t.notes.extend(machines_note(runs, lambda k: (k.model, k.mode, k.table) == (model, mode, table)))
     return t
 
 
@@ -98,6 +105,20 @@ def old_discipline(runs: Runs, where: Callable[[CellKey], bool]) -> list[str]:
     every = {k.arm for k, c in shown_cells(runs) if where(k) and c.timed}
     which = "every arm" if arms >= every else ", ".join(names[a] for a in sorted(arms, key=order.__getitem__))
     return [OLD_DISCIPLINE.format(arms=which)]
+
+
+def machines_note(runs: Runs, where: Callable[[CellKey], bool]) -> list[str]:
+    """The note for the timed cells ``where`` picks when they come from more than one machine (one: [])."""
+    cells = [(k, c) for k, c in shown_cells(runs) if where(k) and c.timed]
+    if not whole(runs).across_machines(c.source for _, c in cells):
+        return []
+    names, order, short = labels(runs), {a: i for i, a in enumerate(arm_order(runs))}, whole(runs).machine_labels()
+    arms_on: dict[str, set[str]] = {}
+    for k, c in cells:
+        arms_on.setdefault(short.get(whole(runs).machines.get(c.source, ""), "?"), set()).add(k.arm)
+    which = "; ".join(f"{m}: {', '.join(names[a] for a in sorted(arms, key=order.__getitem__))}"
+                      for m, arms in sorted(arms_on.items()))
+    return [ACROSS_MACHINES.format(count=len(arms_on), which=which)]
 
 
 def ops_table(runs: Runs, per_arm: dict[str, dict[str, Figure]], fmt: Callable[[float | None], str],
