@@ -174,11 +174,11 @@ def _error_bars(figs: list) -> list[list[float]]:  # noqa: ANN001
     return [[f.value - min(f.rounds) if f else 0 for f in figs], [max(f.rounds) - f.value if f else 0 for f in figs]]
 
 
-def _title(title: str, busy: dict[str, float], sources: set[str], runs: Runs | None = None) -> str:
+def _title(title: str, busy: dict[str, float], sources: set[str], runs: Runs) -> str:
     """A chart's title, with a second line when a busy run (``noise.busy_runs``) is behind its bars, or when its
     bars come from more than one machine (the legend then names each arm's)."""
     floors = [busy[s] for s in sources if s in busy]
-    if runs is not None and T.whole(runs).across_machines(sources):
+    if T.whole(runs).across_machines(sources):
         return f"{title}\nbars from several machines [M…, the legend]: compare bars of one machine only"
     if not floors:
         return title

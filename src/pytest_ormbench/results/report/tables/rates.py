@@ -110,12 +110,13 @@ def old_discipline(runs: Runs, where: Callable[[CellKey], bool]) -> list[str]:
 def machines_note(runs: Runs, where: Callable[[CellKey], bool]) -> list[str]:
     """The note for the timed cells ``where`` picks when they come from more than one machine (one: [])."""
     cells = [(k, c) for k, c in shown_cells(runs) if where(k) and c.timed]
-    if not whole(runs).across_machines(c.source for _, c in cells):
+    every = whole(runs)
+    if not every.across_machines(c.source for _, c in cells):
         return []
-    names, order, short = labels(runs), {a: i for i, a in enumerate(arm_order(runs))}, whole(runs).machine_labels()
+    names, order, short = labels(runs), {a: i for i, a in enumerate(arm_order(runs))}, every.machine_labels()
     arms_on: dict[str, set[str]] = {}
     for k, c in cells:
-        arms_on.setdefault(short.get(whole(runs).machines.get(c.source, ""), "?"), set()).add(k.arm)
+        arms_on.setdefault(short.get(every.machines.get(c.source, ""), "?"), set()).add(k.arm)
     which = "; ".join(f"{m}: {', '.join(names[a] for a in sorted(arms, key=order.__getitem__))}"
                       for m, arms in sorted(arms_on.items()))
     return [ACROSS_MACHINES.format(count=len(arms_on), which=which)]
