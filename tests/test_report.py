@@ -716,6 +716,11 @@ def test_arms_from_two_machines_are_told_apart_and_never_ranked_against_each_oth
     assert "M1: peewee, Tortoise ORM; M2: raw sqlite3, Django" in note
     summary = overall(two, "default")
     assert summary is not None and any(n.startswith("Rows from 2 machines") for n in summary.notes)
+    # the busy banner counts places left unranked across machines apart from those within the noise, and
+    # measures gaps between arms of one machine only
+    from pytest_ormbench.results.report.tables.noise import contested_count, report_gaps
+    assert contested_count(same) == (0, 3, 0) and contested_count(two) == (0, 0, 3)
+    assert len(report_gaps(same)) == 6 and len(report_gaps(two)) == 4  # A and F: 4 arms, or 2 + 2
     runs = runs_table(two)
     assert runs.header[-1] == "Machine" and [row[-1] for row in runs.rows] == ["M1", "M2"]
     assert any(n.startswith("Machine: M1 = x86_64") and "M2 = aarch64" in n for n in runs.notes)
@@ -742,6 +747,68 @@ def test_arms_from_two_machines_are_told_apart_and_never_ranked_against_each_oth
     assert table is not None and ["Django", "40.00×"] in table.rows
     assert "ObjectBox" not in [row[0] for row in table.rows]
     assert any(n.startswith("— for ObjectBox: its run timed no control beside it") for n in table.notes)
+
+
+def test_test4_and_sweep_tables_say_which_arm_ran_on_which_machine(tmp_path: Path) -> None:
+    """Test 4's tables and the sweep's name the machines their rows come from, and × control never divides by a
+    control timed on another machine: Django's run on M2 timed no control beside it."""
+    from pytest_ormbench.workload.measures import GC_COLLECTIONS, WALL
+    from pytest_ormbench.results.record import CellRecord, Environment, Facts
+    from pytest_ormbench.results.report.tables import latency_strategies, relational_tables
+
+    def rec(arm: str, strategy: str, kind: str, seconds: float, rtt: float | None = None) -> object:
+        return CellRecord(key=CellKey(arm, "relational", "R1", "warm", "default", "postgresql", rtt, strategy),
+                          rows=4, start_rows=0, iterations=100, batch=10_000, settings={},
+                          env=Environment(arm_label={"psycopg": "raw psycopg"}.get(arm, arm)),
+                          facts=Facts(arm_facts={"strategy_kind": kind}),
+                          measures={WALL: [seconds * 0.99, seconds, seconds * 1.01], GC_COLLECTIONS: [0.0] * 3},
+                          statements=[{"SELECT": 8}])
+
+    def swept(arm: str, seconds: float, rtt: float) -> object:  # a Tests 1-3 cell of the latency sweep
+        return CellRecord(key=CellKey(arm, "simple", "F", "warm", "default", "postgresql", rtt), rows=100,
+                          start_rows=0, iterations=100, batch=10_000, settings={}, env=Environment(arm_label=arm),
+                          facts=Facts(), measures={WALL: [seconds] * 3, GC_COLLECTIONS: [0.0] * 3})
+
+    def files(machine_b: str) -> list[Path]:
+        a = _write(tmp_path / "a.json", [rec("psycopg", "lazy", "lazy", 0.1), rec("psycopg", "batched", "batched", 0.05),
+                                         *(swept("sqlalchemy", 0.1 + r / 10, r) for r in (0.0, 5.0)),
+                                         rec("sqlalchemy", "lazy", "lazy", 0.2),
+                                         rec("sqlalchemy", "selectin", "batched", 0.1),
+                                         *(rec("sqlalchemy", s, k, 0.1 + r / 100, r) for s, k in
+                                           (("lazy", "lazy"), ("selectin", "batched")) for r in (0.0, 5.0))],
+                   "2026-12-06T10:00:00")
+        b = _write(tmp_path / "b.json", [rec("django", "lazy", "lazy", 0.4), rec("django", "prefetch", "batched", 0.2),
+                                         *(swept("django", 0.2 + r / 10, r) for r in (0.0, 5.0)),
+                                         *(rec("django", s, k, 0.3 + r / 100, r) for s, k in
+                                           (("lazy", "lazy"), ("prefetch", "batched")) for r in (0.0, 5.0))],
+                   "2026-12-07T10:00:00")
+        doc = json.loads(b.read_text())
+        doc["machine_info"] = {"machine": machine_b}
+        b.write_text(json.dumps(doc))
+        return [a, b]
+
+    def over(tables: list, arm: str) -> list[str]:
+        r1 = next(t for t in tables if t.title.startswith("R1 "))
+        return [row[5] for row in r1.rows if row[0] == arm]
+
+    same = load(files("x86_64")).at("postgresql")
+    tables = relational_tables(same)
+    assert not any("machines" in n for t in tables for n in t.notes)
+    assert over(tables, "django") == ["×4.00", "×4.00"]  # one machine: the control need not be in its file
+
+    two = load(files("aarch64")).at("postgresql")
+    tables = relational_tables(two)
+    assert over(tables, "django") == ["", ""] and over(tables, "sqlalchemy") == ["×2.00", "×2.00"]
+    for title in ("Test 4 overall", "R1 "):
+        t = next(t for t in tables if t.title.startswith(title))
+        note = next(n for n in t.notes if n.startswith("Rows from 2 machines"))
+        assert "M1: raw psycopg, sqlalchemy; M2: django" in note, note
+    sweep = latency_strategies(two, "postgresql")
+    assert sweep and any(n.startswith("Rows from 2 machines") for n in sweep[0].notes)
+    assert not any("machines" in n for t in latency_strategies(same, "postgresql") for n in t.notes)
+    from pytest_ormbench.results.report.tables.latency import latency
+    assert any(n.startswith("Rows from 2 machines") for t in latency(two, "postgresql") for n in t.notes)
+    assert not any("machines" in n for t in latency(same, "postgresql") for n in t.notes)
 
 
 def _strategy_record(strategy: str, kind: str, rtt: float, seconds: float, jitter: float) -> object:

@@ -145,15 +145,29 @@ def leader(runs: Runs, figs: dict[str, Figure], better: Callable[..., str] = max
 # -- busy runs -------------------------------------------------------------------------------------------
 
 def report_gaps(runs: Runs) -> list[float]:
-    """The gaps between adjacent arms of every operation of every group (all databases), by rows/s."""
+    """The gaps between adjacent arms of every operation of every group (all databases), by rows/s; only
+    between arms of one machine (a gap between two machines' figures is the machines' as much as the arms')."""
     gaps: list[float] = []
     for db in whole(runs).dbs() or [None]:
         scoped = whole(runs).at(db) if db else runs
         for g in timed_groups(scoped):
             grid = figure_grid(scoped, *g)
             for letter in OPS_BY_LETTER:
-                gaps += adjacent_gaps([ops[letter].value for ops in grid.values() if letter in ops])
+                for same in by_machine(runs, [ops[letter] for ops in grid.values() if letter in ops]):
+                    gaps += adjacent_gaps([f.value for f in same])
     return gaps
+
+
+def by_machine(runs: Runs, figs: list[Figure]) -> list[list[Figure]]:
+    """The figures grouped by the machines their files ran on (one group when they are one machine's, or were
+    normalised to be comparable)."""
+    if not whole(runs).across_machines(s for f in figs for s in f.sources):
+        return [figs]
+    machines = whole(runs).machines
+    out: dict[frozenset[str | None], list[Figure]] = {}
+    for f in figs:
+        out.setdefault(frozenset(machines.get(s) for s in f.sources), []).append(f)
+    return list(out.values())
 
 
 def busy_runs(runs: Runs) -> list[tuple[str, float]]:
@@ -165,9 +179,10 @@ def busy_runs(runs: Runs) -> list[tuple[str, float]]:
     return sorted(out, key=lambda p: -p[1])
 
 
-def contested_count(runs: Runs) -> tuple[int, int]:
-    """(contested, ranked) of the Best places of the rows/s tables (each operation's and each geometric mean's)."""
-    contested = ranked = 0
+def contested_count(runs: Runs) -> tuple[int, int, int]:
+    """(contested, ranked, apart) of the Best places of the rows/s tables (each operation's and each geometric
+    mean's): apart, the places left unranked because their arms ran on different machines (not noise)."""
+    contested = ranked = apart = 0
     for db in whole(runs).dbs() or [None]:
         scoped = whole(runs).at(db) if db else runs
         for g in groups(scoped):
@@ -178,10 +193,14 @@ def contested_count(runs: Runs) -> tuple[int, int]:
             rows = [{a: ops[lt] for a, ops in contenders.items() if lt in ops} for lt in OPS_BY_LETTER]
             rows.append(object_means(contenders))
             for figs in rows:
-                if len(figs) >= 2:
-                    ranked += 1
-                    contested += not leader(runs, figs)[1]
-    return contested, ranked
+                if len(figs) < 2:
+                    continue
+                if whole(runs).across_machines(s for f in figs.values() for s in f.sources):
+                    apart += 1
+                    continue
+                ranked += 1
+                contested += not leader(runs, figs)[1]
+    return contested, ranked, apart
 
 
 def busy_line(runs: Runs) -> str | None:
@@ -193,13 +212,20 @@ def busy_line(runs: Runs) -> str | None:
     against = (f"the median gap between adjacent arms ({fmt_pct(median(gaps))})" if gaps
                else "10 % (nothing to rank)")
     timed = {c.source for c in whole(runs).cells.values() if c.timed}
-    contested, ranked = contested_count(runs)
+    contested, ranked, apart = contested_count(runs)
     if len(timed) == 1:
         what = f"Busy run: its drift floor {worst[0][1]:.1%} is larger than {against}"
     else:
         what = (f"Busy runs: {len(worst)} of {len(timed)} runs have a drift floor larger than {against}, up to "
                 f"{worst[0][1]:.1%} ({worst[0][0]})")
-    held = (f"{contested} of {ranked} leads by rows/s are within the noise and read {CONTESTED}" if ranked
-            else "most orderings here are noise")
+    if ranked:
+        held = f"{contested} of {ranked} leads by rows/s are within the noise and read {CONTESTED}"
+    elif apart:
+        held = "no lead by rows/s is ranked here (every place with two arms mixes machines)"
+    else:
+        held = "most orderings here are noise"
+    if ranked and apart:
+        held += (f" ({apart} more name no leader because their arms ran on different machines, which a quieter "
+                 "run would not change)")
     return f"{what}: {held}. To rank the arms, {BUSY_ADVICE}."
 

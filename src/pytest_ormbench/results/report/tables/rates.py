@@ -3,13 +3,13 @@ with the instructions tables."""
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterable
 
 from pytest_ormbench.workload.spec import MODELS, OPS, OPS_BY_LETTER
 from pytest_ormbench.workload.cells import CellKey
 from pytest_ormbench.arms.registry import CONTROL_ARMS
 from pytest_ormbench.results.report.format import NO_FIGURE, fmt_rate, fmt_ratio, fmt_spread
-from pytest_ormbench.results.report.load import Runs
+from pytest_ormbench.results.report.load import LoadedCell, Runs
 from pytest_ormbench.results.report.table import Table
 from pytest_ormbench.results.report.tables.noise import (CONTESTED, Figure, figure_grid, leader, object_means,
                                                          run_floors)
@@ -107,9 +107,16 @@ def old_discipline(runs: Runs, where: Callable[[CellKey], bool]) -> list[str]:
     return [OLD_DISCIPLINE.format(arms=which)]
 
 
-def machines_note(runs: Runs, where: Callable[[CellKey], bool]) -> list[str]:
+def machines_note(runs: Runs, where: Callable[[CellKey], bool], template: str = ACROSS_MACHINES) -> list[str]:
     """The note for the timed cells ``where`` picks when they come from more than one machine (one: [])."""
-    cells = [(k, c) for k, c in shown_cells(runs) if where(k) and c.timed]
+    return machines_line(runs, [(k, c) for k, c in shown_cells(runs) if where(k) and c.timed], template)
+
+
+def machines_line(runs: Runs, cells: Iterable[tuple[CellKey, LoadedCell]],
+                  template: str = ACROSS_MACHINES) -> list[str]:
+    """``template`` filled with the machines these timed cells ran on and the arms of each, when they are more
+    than one (one: []); ``{count}`` and ``{which}`` are its fields."""
+    cells = [(k, c) for k, c in cells if c.timed]
     every = whole(runs)
     if not every.across_machines(c.source for _, c in cells):
         return []
@@ -119,7 +126,7 @@ def machines_note(runs: Runs, where: Callable[[CellKey], bool]) -> list[str]:
         arms_on.setdefault(short.get(every.machines.get(c.source, ""), "?"), set()).add(k.arm)
     which = "; ".join(f"{m}: {', '.join(names[a] for a in sorted(arms, key=order.__getitem__))}"
                       for m, arms in sorted(arms_on.items()))
-    return [ACROSS_MACHINES.format(count=len(arms_on), which=which)]
+    return [template.format(count=len(arms_on), which=which)]
 
 
 def ops_table(runs: Runs, per_arm: dict[str, dict[str, Figure]], fmt: Callable[[float | None], str],

@@ -13,7 +13,8 @@ from pytest_ormbench.results.report.format import NO_FIGURE, fmt_count, fmt_rate
 from pytest_ormbench.results.report.load import LoadedCell, Runs
 from pytest_ormbench.results.report.table import Table
 from pytest_ormbench.results.report.tables.noise import CONTESTED, Figure, leader, mean_figure, rate_figure
-from pytest_ormbench.results.report.tables.scope import arm_order, labels, shown_cells, yardstick
+from pytest_ormbench.results.report.tables.rates import machines_line
+from pytest_ormbench.results.report.tables.scope import arm_order, labels, shown_cells, whole, yardstick
 from pytest_ormbench.workload.cells import CellKey, format_rtt
 from pytest_ormbench.workload.relational import SHAPES, SHAPES_BY_CODE, SHAPES_BY_NAME, Shape
 from pytest_ormbench.workload.spec import RELATIONAL
@@ -26,6 +27,13 @@ SELECT_NOTE = ("SELECTs: per unit (a page, a user, a dashboard), from the untime
 OVER_CONTROL_NOTE = ("× control: the arm's time per unit over the control's (hand-written SQL on the raw driver) "
                      "with the same kind of strategy on the same database; ×1.00 is the driver's floor.")
 OPS_NOTE = "Operations per second (higher is better): units one round did over the median round time."
+#: under a Test 4 table whose rows come from more than one machine
+ACROSS_MACHINES = ("Rows from {count} machines (the Runs table's Machine column): {which}. Ops/s of different "
+                   "machines are not comparable: no arm is ranked against another machine's (no Best), and × control "
+                   "takes only a control timed on the arm's own machine (blank where none was).")
+#: the same under a latency sweep's table
+SWEEP_ACROSS_MACHINES = ("Rows from {count} machines (the Runs table's Machine column): {which}. Compare each arm's "
+                         "strategies with each other; figures of different machines are not comparable.")
 INSTRUCTIONS_NOTE = ("instr./unit: instructions per unit under callgrind (--ormbench-instructions), the op alone, median "
                      "of the rounds (lower is better); such a run's wall times are not speeds, so it has no ops/s.")
 
@@ -85,6 +93,8 @@ def strategy_table(runs: Runs, shape: Shape, mode: str, legend: bool = True) -> 
             kind = _kind(c) or "—"
             control = yardstick(runs, arm)
             base = control_by_kind.get((control, kind)) if control else None
+            if base is not None and fig is not None and whole(runs).across_machines(base.sources | fig.sources):
+                base = None  # the control ran on another machine: no ratio holds
             over = fmt_ratio(base.value / fig.value) if base is not None and fig is not None and arm != control else ""
             mark = ""
             if arm in best_of_arm and best_of_arm[arm][0] == strategy:
@@ -101,6 +111,8 @@ def strategy_table(runs: Runs, shape: Shape, mode: str, legend: bool = True) -> 
         notes.append(NO_FIGURE)
     if counted and legend:
         notes.append(INSTRUCTIONS_NOTE)
+    notes.extend(machines_line(runs, ((k, c) for k, c in relational_cells(runs) if k.op == shape.code
+                                      and k.mode == mode), ACROSS_MACHINES))
     return Table(f"{shape.code} {shape.title} — {mode} (ops/s by strategy)",
                  ["Arm", "Strategy", "Kind", "ops/s", "SELECTs", "× control", *(["instr./unit"] if counted else [])],
                  rows, notes, anchor=f"relational-{shape.name}-{mode}")
@@ -128,6 +140,8 @@ def shapes_table(runs: Runs, mode: str) -> Table | None:
              "Best: the fastest arm other than the controls, where its lead over the runner-up is beyond the noise."]
     if any(c.startswith("—") for r in rows for c in r[1:-1]):
         notes.append(NO_FIGURE)
+    notes.extend(machines_line(runs, ((k, c) for k, c in relational_cells(runs) if k.mode == mode
+                                      and not SHAPES_BY_CODE[k.op].strategies), ACROSS_MACHINES))
     return Table(f"Test 4: the other shapes — {mode} (ops/s, higher is better)", ["Shape", *(names[a] for a in arms),
                  "Best"], rows, notes, anchor=f"relational-shapes-{mode}")
 
@@ -250,6 +264,7 @@ def means_table(runs: Runs) -> Table | None:
              "arm's fastest strategy. Not comparable with Tests 1-3's means (other work, other units)."]
     if short:
         notes.append("(n/m): the arm ran n of the m shapes the most complete arm ran; its mean is over those.")
+    notes.extend(machines_line(runs, cells, ACROSS_MACHINES))
     return Table("Test 4 overall: geometric means, ops/s", ["Arm", *(f"Test 4 {m}" for m in modes)], rows, notes,
                  anchor="relational-overall")
 
@@ -348,6 +363,8 @@ def latency_strategies(runs: Runs, db: str) -> list[Table]:
                  "the noise (the larger of the run's drift floor and either cell's round range); ~: fastest, but "
                  "within the noise (contested)."]
         notes += _flips(fastest, columns, names)
+        notes += machines_line(runs, ((k, c) for k, c in whole(runs).cells.items() if k.model == RELATIONAL.name
+                                      and k.db == db and k.op == shape.code and k.mode == mode), SWEEP_ACROSS_MACHINES)
         out.append(Table(f"{shape.code} {shape.title} — {mode}, by round-trip time", header, rows, notes,
                          anchor=f"relational-latency-{shape.name}-{mode}"))
     return out
