@@ -299,22 +299,25 @@ def test_a_kept_session_is_closed_by_the_last_round_and_by_the_workers_end(tmp_p
         s.close()
 
 
-def test_an_async_arms_session_is_never_kept(tmp_path: Path) -> None:
-    """An async arm's connection belongs to the event loop of the request that opened it (Tortoise ORM's
-    context did not survive into the next request's loop): asked to keep, the worker closes it all the same,
-    and the next round warms up again, verified."""
-    pytest.importorskip("tortoise")
+@pytest.mark.parametrize("arm", ["tortoise", "sqlalchemy_async"])
+def test_an_async_arm_keeps_its_session_only_if_it_declares_independent_sessions(tmp_path: Path, arm: str) -> None:
+    """Tortoise ORM's connections are the process's (``Tortoise.init``): asked to keep, the worker closes its
+    session all the same and the next round warms up again. SA ORM async holds its engine in the instance, on the
+    process's one event loop: its session is kept, and the next round runs in it without a warm-up, verified."""
+    pytest.importorskip({"tortoise": "tortoise", "sqlalchemy_async": "aiosqlite"}[arm])
     from pytest_ormbench.measuring import worker
 
-    run = _config(modes=("warm",), arms=("sqlite3", "tortoise"))
+    run = _config(modes=("warm",), arms=("sqlite3", arm))
     s = Scheduler(run, all_arms(run.register), ROOT)
     try:
-        key = CellKey("tortoise", "simple", "A", "warm", "default")
+        key = CellKey(arm, "simple", "A", "warm", "default")
         s._build(key)
         cell = s._cell(key, 1, True)
-        for _ in range(2):
-            rec = worker.measure(cell, keep=True)
-            assert rec.verified and "warmup" in rec.phases and not worker._KEPT
+        kept = arm == "sqlalchemy_async"
+        first = worker.measure(cell, keep=True)
+        assert first.verified and "warmup" in first.phases and len(worker._KEPT) == kept
+        second = worker.measure(cell, keep=True)
+        assert second.verified and ("warmup" in second.phases) != kept and len(worker._KEPT) == kept
     finally:
         worker.close_kept()
         s.close()

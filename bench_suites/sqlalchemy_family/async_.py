@@ -31,6 +31,9 @@ class AsyncOps(_SABase, AiosqliteArm):
     packages = ("SQLAlchemy", "aiosqlite", "greenlet")
     driver = "aiosqlite"
     is_async = True
+    #: an engine and session per instance, held by the instance on the process's one event loop (no context
+    #: variable); the mapped classes bind to no database (as SyncOps)
+    independent_sessions = True
 
     async def open_sqlite(self, path: Path) -> None:
         self._open(self.dialect.url(path, "sqlite+aiosqlite"), poolclass=StaticPool)

@@ -125,10 +125,10 @@ def _run_rounds(cell: "Cell", keep: bool) -> tuple[list[Any], Any]:
         if session is not None:
             session.close()
         raise
-    # only an arm whose open instances keep apart (``Arm.independent_sessions``; never an async arm, whose
-    # connection belongs to the event loop of the request that opened it: Tortoise's context did not survive
-    # into the next request's loop) keeps a session while the worker serves other cells
-    if keep and session.arm.independent_sessions and not session.arm.is_async:
+    # only an arm whose open instances keep apart (``Arm.independent_sessions``) keeps a session while the
+    # worker serves other cells; an async arm declares it only when its instance holds its connection, on the
+    # process's one loop, rather than a context variable of the request that opened it (Tortoise ORM's)
+    if keep and session.arm.independent_sessions:
         _KEPT[_session_id(cell)] = session
     else:
         session.close()
