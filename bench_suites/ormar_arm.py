@@ -144,6 +144,9 @@ class OrmarArm(AiosqliteArm):
     bulk_sets_ids = False
     unsupported = NOTES.unsupported
     deviations = NOTES.deviations
+    #: a DatabaseConnection (its own engine, a pool of one) and models built per instance, on the process's one
+    #: event loop; ormar's context variable scopes a transaction within one op only
+    independent_sessions = True
 
     #: ormar's connection to the database (not ``Arm.database``, the harness's storage backend)
     db: ormar.DatabaseConnection | None = None

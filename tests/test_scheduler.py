@@ -299,12 +299,13 @@ def test_a_kept_session_is_closed_by_the_last_round_and_by_the_workers_end(tmp_p
         s.close()
 
 
-@pytest.mark.parametrize("arm", ["tortoise", "sqlalchemy_async"])
+@pytest.mark.parametrize("arm", ["tortoise", "sqlalchemy_async", "ormar"])
 def test_an_async_arm_keeps_its_session_only_if_it_declares_independent_sessions(tmp_path: Path, arm: str) -> None:
     """Tortoise ORM's connections are the process's (``Tortoise.init``): asked to keep, the worker closes its
     session all the same and the next round warms up again. SA ORM async holds its engine in the instance, on the
-    process's one event loop: its session is kept, and the next round runs in it without a warm-up, verified."""
-    pytest.importorskip({"tortoise": "tortoise", "sqlalchemy_async": "aiosqlite"}[arm])
+    process's one event loop, and ormar its own DatabaseConnection: their sessions are kept, and the next round
+    runs in one without a warm-up, verified."""
+    pytest.importorskip({"tortoise": "tortoise", "sqlalchemy_async": "aiosqlite", "ormar": "ormar"}[arm])
     from pytest_ormbench.measuring import worker
 
     run = _config(modes=("warm",), arms=("sqlite3", arm))
@@ -313,7 +314,7 @@ def test_an_async_arm_keeps_its_session_only_if_it_declares_independent_sessions
         key = CellKey(arm, "simple", "A", "warm", "default")
         s._build(key)
         cell = s._cell(key, 1, True)
-        kept = arm == "sqlalchemy_async"
+        kept = arm != "tortoise"
         first = worker.measure(cell, keep=True)
         assert first.verified and "warmup" in first.phases and len(worker._KEPT) == kept
         second = worker.measure(cell, keep=True)
