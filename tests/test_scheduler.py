@@ -254,7 +254,7 @@ def test_an_interleaved_warm_cell_keeps_its_session_between_rounds(scheduler: Sc
     """Issue 33: the warm-up, the copy and the connection once per cell, not once per interleaved round; each
     round still restored first and verified; the worker holds no session once the cell's last round is done."""
     scheduler.run_all()
-    assert scheduler.run_facts()["warm_start"] == "kept"
+    assert scheduler.run_facts()["warm_start"] == "kept" and scheduler.run_facts()["warm_start_fresh"] == {}
     for key in scheduler.planned:
         rec = scheduler.outcome(key).record
         assert rec.verified and rec.rounds == 3 and len(set(rec.worker_pids)) == 1
@@ -299,6 +299,19 @@ def test_a_kept_session_is_closed_by_the_last_round_and_by_the_workers_end(tmp_p
         s.close()
 
 
+@pytest.mark.parametrize("scheduler", [{"modes": ("warm",), "arms": ("sqlite3", "tortoise"), "ops": ("F",)}],
+                         indirect=True)
+def test_the_run_facts_name_the_arms_whose_warm_sessions_were_not_kept(scheduler: Scheduler) -> None:
+    """A run that keeps warm sessions says which arms it could not keep them for, and why."""
+    pytest.importorskip("tortoise")
+    from pytest_ormbench.scheduling.scheduler import NOT_KEPT
+
+    scheduler.run_all()
+    assert all(scheduler.outcome(k).record.verified for k in scheduler.planned)
+    facts = scheduler.run_facts()
+    assert facts["warm_start"] == "kept" and facts["warm_start_fresh"] == {"tortoise": NOT_KEPT}
+
+
 @pytest.mark.parametrize("arm", ["tortoise", "sqlalchemy_async", "ormar"])
 def test_an_async_arm_keeps_its_session_only_if_it_declares_independent_sessions(tmp_path: Path, arm: str) -> None:
     """Tortoise ORM's connections are the process's (``Tortoise.init``): asked to keep, the worker closes its
@@ -315,6 +328,9 @@ def test_an_async_arm_keeps_its_session_only_if_it_declares_independent_sessions
         s._build(key)
         cell = s._cell(key, 1, True)
         kept = arm != "tortoise"
+        reply = worker.handle({"cmd": "run", "cell": cell.to_json(), "keep": True})
+        assert reply["ok"] and reply["kept"] == kept  # what the scheduler's run facts list (warm_start_fresh)
+        worker.close_kept()
         first = worker.measure(cell, keep=True)
         assert first.verified and "warmup" in first.phases and len(worker._KEPT) == kept
         second = worker.measure(cell, keep=True)

@@ -316,7 +316,11 @@ def _handle(request: dict[str, Any], cell: Any) -> dict[str, Any]:
         if request["cmd"] == "build":
             return {"ok": True, "template": build_templates(cell), "pid": os.getpid()}
         if request["cmd"] == "run":
-            return {"ok": True, "record": measure(cell, bool(request.get("keep"))).to_json(), "pid": os.getpid()}
+            keep = bool(request.get("keep"))
+            record = measure(cell, keep).to_json()
+            # asked to keep: whether it did (an arm that does not declare independent_sessions is closed)
+            kept = {"kept": _session_id(cell) in _KEPT} if keep else {}
+            return {"ok": True, "record": record, "pid": os.getpid(), **kept}
         if request["cmd"] == "preload":
             return preload(cell)
         if request["cmd"] == "fork":

@@ -45,6 +45,9 @@ from pytest_ormbench.workload.phases import RunAccount
 
 #: why the cells of an arm whose package is missing are dropped from the run's count
 MISSING = "skipped: package missing"
+#: the run facts' reason for an arm whose warm sessions were not kept in a run that keeps them
+NOT_KEPT = ("the arm does not declare independent_sessions (its connection or models are the process's): each "
+            "visit opens, warms up and closes again")
 
 
 @dataclass
@@ -94,6 +97,8 @@ class Scheduler:
         self.env = child_env([str(self.rootdir)])
         #: where the run's wall time went, per unit (arm at its place; "probe" for the drift probe)
         self.account = RunAccount()
+        #: arm -> why its interleaved warm sessions were not kept although the run keeps them (``NOT_KEPT``)
+        self.fresh_warm: dict[str, str] = {}
         #: the run's database servers, started when a cell first needs one
         self.servers = Servers(self.run.settings, self.tmp, self.run.postgresql_url, self.run.mysql_url)
         #: a latency sweep's statement counts, taken once per cell on the direct connection (``_count``)
@@ -236,6 +241,8 @@ class Scheduler:
             reply = self.processes.ask(self.processes.persistent(key), key, payload, persistent=True)
             record = _with_load(CellRecord.from_json(reply["record"]))
             self._charge(key, "timed", time.monotonic() - t0, reply, record)
+            if keep and reply.get("kept") is False:
+                self.fresh_warm.setdefault(key.arm, NOT_KEPT)
         else:
             for r in range(rounds):
                 cell = self._cell(key, 1, False, memory and r == rounds - 1, statements=inline)
@@ -329,6 +336,9 @@ class Scheduler:
                               "durations": self.run.shard_durations or None}
         if any(k.mode == "warm" for k in self.planned) and self.interleaved:
             facts["warm_start"] = "kept" if any(self.keeps(k) for k in self.planned) else "fresh"
+            if facts["warm_start"] == "kept":
+                # the arms whose warm sessions were opened and warmed up again on every visit all the same
+                facts["warm_start_fresh"] = dict(sorted(self.fresh_warm.items()))
         if any(k.mode == "cold" for k in self.planned):
             facts["cold_start"] = {"how": "fork" if self.processes.forks else "fresh",
                                    "fresh": dict(self.processes.preloaded.refused)}
