@@ -749,6 +749,23 @@ def test_arms_from_two_machines_are_told_apart_and_never_ranked_against_each_oth
     assert any(n.startswith("— for ObjectBox: its run timed no control beside it") for n in table.notes)
 
 
+def test_the_runs_table_names_arms_whose_warm_sessions_were_not_kept(tmp_path: Path) -> None:
+    """A run that keeps warm sessions but timed an arm's warm cells fresh (its facts' warm_start_fresh) says so
+    under the Runs table, for the arms the report shows; a run without the fact says nothing."""
+    from pytest_ormbench.results.report.tables import runs_table
+
+    path = _write(tmp_path / "a.json", [_record(a, "F") for a in ("sqlite3", "tortoise", "django")],
+                  "2026-12-07T10:00:00")
+    doc = json.loads(path.read_text())
+    doc["ormbench"] = {"warm_start": "kept", "warm_start_fresh": {"tortoise": "why", "objectbox": "why"}}
+    path.write_text(json.dumps(doc))
+    note = [n for n in runs_table(load([path])).notes if n.startswith("Warm sessions:")]
+    assert len(note) == 1 and f"except for Tortoise ORM ({path})" in note[0] and "ObjectBox" not in note[0]
+    doc["ormbench"] = {"warm_start": "kept"}
+    path.write_text(json.dumps(doc))
+    assert not any(n.startswith("Warm sessions:") for n in runs_table(load([path])).notes)
+
+
 def test_test4_and_sweep_tables_say_which_arm_ran_on_which_machine(tmp_path: Path) -> None:
     """Test 4's tables and the sweep's name the machines their rows come from, and × control never divides by a
     control timed on another machine: Django's run on M2 timed no control beside it."""

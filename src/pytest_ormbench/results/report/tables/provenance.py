@@ -196,6 +196,26 @@ def probe_level(facts: dict[str, Any]) -> float | None:
     return statistics.median(rates) if rates else None
 
 
+def _fresh_warm_note(runs: Runs, supplied: dict[str, list[LoadedCell]], names: dict[str, str]) -> list[str]:
+    """The arms whose warm cells a run that keeps warm sessions timed fresh all the same (its facts'
+    ``warm_start_fresh``), where the report shows some of their warm cells; [] when none."""
+    fresh: dict[str, list[str]] = defaultdict(list)
+    for source in runs.sources:
+        facts = runs.run_facts.get(source) or {}
+        if facts.get("warm_start") != "kept":
+            continue
+        shown = {c.record.key.arm for c in supplied.get(source, []) if c.record.key.mode == "warm"}
+        for arm in facts.get("warm_start_fresh") or {}:
+            if arm in shown:
+                fresh[arm].append(source)
+    if not fresh:
+        return []
+    which = "; ".join(f"{names.get(a, a)} ({', '.join(files)})" for a, files in sorted(fresh.items()))
+    return [f"Warm sessions: kept between an interleaved cell's rounds (--ormbench-warm-start=kept), except for "
+            f"{which}: an arm that does not declare independent_sessions (its connection or models are the "
+            "process's) opens, warms up and closes again on every visit (docs/methodology.md)."]
+
+
 def runs_table(runs: Runs) -> Table:
     """One row per input file: when it was written, which databases, arms and tables it supplies, its drift floor.
 
@@ -244,6 +264,7 @@ def runs_table(runs: Runs) -> Table:
     old = [s for s in runs.sources if any(c.record.collected_before_clock for c in supplied.get(s, []))]
     if old:
         notes.append(f"Timed with the old GC discipline (see the footnotes): {', '.join(old)}.")
+    notes.extend(_fresh_warm_note(runs, supplied, names))
     if any(c.instructions_cell for c in all_runs.cells.values()):
         notes.append("A file of instrumented cells (--ormbench-instructions) beside a timed file supplies those "
                      "cells' instructions only; their rows/s come from the timed file.")
