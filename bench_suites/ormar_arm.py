@@ -145,7 +145,9 @@ class OrmarArm(AiosqliteArm):
     unsupported = NOTES.unsupported
     deviations = NOTES.deviations
     #: a DatabaseConnection (its own engine, a pool of one) and models built per instance, on the process's one
-    #: event loop; ormar's context variable scopes a transaction within one op only
+    #: event loop. ormar's module-wide context variables (the transaction's connection and depth) scope a
+    #: transaction within one op: safe because the harness drives each call as its own Task
+    #: (``run_until_complete``), with a copy of the context, so no instance sees another's transaction
     independent_sessions = True
 
     #: ormar's connection to the database (not ``Arm.database``, the harness's storage backend)

@@ -95,3 +95,38 @@ def test_a_stopped_run_leaves_nothing_behind(tmp_path: Path, signum: int, db: st
         time.sleep(0.2)
     assert not _marked(mark), f"worker processes left: {_marked(mark)}"
     assert not list(tmp_path.glob("pytest-ormbench-*")), list(tmp_path.iterdir())
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs /proc (Linux)")
+def test_ctrl_c_to_the_whole_group_with_kept_async_sessions_leaves_nothing_behind(tmp_path: Path) -> None:
+    """A terminal's Ctrl-C reaches every process of the run's group, workers too, here while a worker keeps an
+    async session per cell (aiosqlite's non-daemon threads among them): no process and no file is left."""
+    pytest.importorskip("aiosqlite")
+    mark = f"ORMBENCH_INTERRUPT_TEST={uuid.uuid4().hex}"
+    env = child_env(TMPDIR=str(tmp_path), **{mark.split("=")[0]: mark.split("=")[1]})
+    log = tmp_path / "run.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest", "bench_suites", "-p", "no:cacheprovider", "-q",
+             "--ormbench-arms=sqlalchemy_async", "--ormbench-no-control", "--ormbench-no-probe",
+             "--ormbench-models=simple", "--ormbench-modes=warm", "--ormbench-rounds=50"],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+            preexec_fn=sigint_as_in_a_terminal)
+    try:
+        deadline = time.monotonic() + 90
+        while "round 1/50 done" not in log.read_text():  # every cell has a kept session from here on
+            assert proc.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, "the run did not finish its first round in time"
+            time.sleep(0.2)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode != 0, log.read_text()
+    deadline = time.monotonic() + 10
+    while _marked(mark) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _marked(mark), f"worker processes left: {_marked(mark)}"
+    assert not list(tmp_path.glob("pytest-ormbench-*")), list(tmp_path.iterdir())

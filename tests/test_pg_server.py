@@ -32,6 +32,8 @@ if not Path("/proc/self/cwd").exists():
     pytest.skip("the leftover checks read /proc (Linux)", allow_module_level=True)
 
 ROOT = Path(__file__).resolve().parents[1]
+#: how long a stop may take: the keeper's every stop signal's wait, plus room for removing the directory
+STOP_BUDGET = sum(wait for _, wait in pg_server._PgServer.stop_signals) + 10
 
 
 def _processes_in(directory: Path) -> list[str]:
@@ -177,7 +179,7 @@ def test_the_server_goes_when_its_owner_is_sigkilled(short_tmpdir: Path) -> None
             owner.kill()
             owner.wait()
     assert _wait_until(lambda: not directory.exists() and not _processes_in(directory)
-                       and not _alive(started["postmaster"]) and not _alive(started["keeper"]), 15), \
+                       and not _alive(started["postmaster"]) and not _alive(started["keeper"]), STOP_BUDGET), \
         (directory.exists(), _processes_in(directory), _alive(started["postmaster"]), _alive(started["keeper"]))
 
 
@@ -206,7 +208,7 @@ def test_ctrl_c_in_the_owner_leaves_nothing(short_tmpdir: Path, phase: str) -> N
         if owner.poll() is None:
             owner.kill()
             owner.wait()
-    assert _wait_until(lambda: not directory.exists() and not _processes_in(directory), 15), \
+    assert _wait_until(lambda: not directory.exists() and not _processes_in(directory), STOP_BUDGET), \
         (directory.exists(), _processes_in(directory))
 
 
@@ -225,8 +227,8 @@ def test_postgres_dies_with_its_keeper(short_tmpdir: Path) -> None:
 
 
 def test_sigterm_to_the_keeper_stops_the_server(short_tmpdir: Path) -> None:
-    """Within the keeper's own budget: every stop signal's wait, plus room for removing the directory."""
-    budget = sum(wait for _, wait in pg_server._PgServer.stop_signals) + 10
+    """Within the keeper's own budget (``STOP_BUDGET``)."""
+    budget = STOP_BUDGET
     server = start_server()
     directory = Path(server.directory)
     try:

@@ -751,7 +751,8 @@ def test_arms_from_two_machines_are_told_apart_and_never_ranked_against_each_oth
 
 def test_the_runs_table_names_arms_whose_warm_sessions_were_not_kept(tmp_path: Path) -> None:
     """A run that keeps warm sessions but timed an arm's warm cells fresh (its facts' warm_start_fresh) says so
-    under the Runs table, for the arms the report shows; a run without the fact says nothing."""
+    under the Runs table, for the arms the report shows; a kept run written before the fact existed says what
+    such runs did; a fresh run, or a kept one that kept every arm, says nothing."""
     from pytest_ormbench.results.report.tables import runs_table
 
     path = _write(tmp_path / "a.json", [_record(a, "F") for a in ("sqlite3", "tortoise", "django")],
@@ -761,9 +762,14 @@ def test_the_runs_table_names_arms_whose_warm_sessions_were_not_kept(tmp_path: P
     path.write_text(json.dumps(doc))
     note = [n for n in runs_table(load([path])).notes if n.startswith("Warm sessions:")]
     assert len(note) == 1 and f"except for Tortoise ORM ({path})" in note[0] and "ObjectBox" not in note[0]
-    doc["ormbench"] = {"warm_start": "kept"}
+    doc["ormbench"] = {"warm_start": "kept"}  # written before runs said: the line says what such runs did
     path.write_text(json.dumps(doc))
-    assert not any(n.startswith("Warm sessions:") for n in runs_table(load([path])).notes)
+    note = [n for n in runs_table(load([path])).notes if n.startswith("Warm sessions")]
+    assert len(note) == 1 and note[0].startswith(f"Warm sessions in {path}: kept") and "Django and SQLObject" in note[0]
+    for facts in ({"warm_start": "fresh"}, {"warm_start": "kept", "warm_start_fresh": {}}):
+        doc["ormbench"] = facts
+        path.write_text(json.dumps(doc))
+        assert not any(n.startswith("Warm sessions") for n in runs_table(load([path])).notes)
 
 
 def test_test4_and_sweep_tables_say_which_arm_ran_on_which_machine(tmp_path: Path) -> None:
@@ -786,15 +792,20 @@ def test_test4_and_sweep_tables_say_which_arm_ran_on_which_machine(tmp_path: Pat
                           start_rows=0, iterations=100, batch=10_000, settings={}, env=Environment(arm_label=arm),
                           facts=Facts(), measures={WALL: [seconds] * 3, GC_COLLECTIONS: [0.0] * 3})
 
-    def files(machine_b: str) -> list[Path]:
-        a = _write(tmp_path / "a.json", [rec("psycopg", "lazy", "lazy", 0.1), rec("psycopg", "batched", "batched", 0.05),
+    def files(machine_b: str, control_b: bool = False) -> list[Path]:
+        """a (M1): the controls, SA ORM and its sweep, and a SQLite cell; b (M2, later): Django, its sweep and,
+        with ``control_b``, the controls again (twice as slow: M2's), which supersede a's."""
+        a = _write(tmp_path / "a.json", [rec("psycopg", "lazy", "lazy", 0.1),
+                                         rec("psycopg", "batched", "batched", 0.05), _record("sqlite3", "F"),
                                          *(swept("sqlalchemy", 0.1 + r / 10, r) for r in (0.0, 5.0)),
                                          rec("sqlalchemy", "lazy", "lazy", 0.2),
                                          rec("sqlalchemy", "selectin", "batched", 0.1),
                                          *(rec("sqlalchemy", s, k, 0.1 + r / 100, r) for s, k in
                                            (("lazy", "lazy"), ("selectin", "batched")) for r in (0.0, 5.0))],
                    "2026-12-06T10:00:00")
-        b = _write(tmp_path / "b.json", [rec("django", "lazy", "lazy", 0.4), rec("django", "prefetch", "batched", 0.2),
+        controls = [rec("psycopg", "lazy", "lazy", 0.2), rec("psycopg", "batched", "batched", 0.1)] if control_b else []
+        b = _write(tmp_path / "b.json", [*controls, rec("django", "lazy", "lazy", 0.4),
+                                         rec("django", "prefetch", "batched", 0.2),
                                          *(swept("django", 0.2 + r / 10, r) for r in (0.0, 5.0)),
                                          *(rec("django", s, k, 0.3 + r / 100, r) for s, k in
                                            (("lazy", "lazy"), ("prefetch", "batched")) for r in (0.0, 5.0))],
@@ -820,12 +831,14 @@ def test_test4_and_sweep_tables_say_which_arm_ran_on_which_machine(tmp_path: Pat
         t = next(t for t in tables if t.title.startswith(title))
         note = next(n for n in t.notes if n.startswith("Rows from 2 machines"))
         assert "M1: raw psycopg, sqlalchemy; M2: django" in note, note
-    sweep = latency_strategies(two, "postgresql")
-    assert sweep and any(n.startswith("Rows from 2 machines") for n in sweep[0].notes)
-    assert not any("machines" in n for t in latency_strategies(same, "postgresql") for n in t.notes)
+    # M2 timed the controls too, later: Django is priced against M2's, SA ORM against M1's it superseded
+    tables = relational_tables(load(files("aarch64", control_b=True)).at("postgresql"))
+    assert over(tables, "django") == ["×2.00", "×2.00"] and over(tables, "sqlalchemy") == ["×2.00", "×2.00"]
+    # the sweep tables get the whole runs (every database's arms, as the report passes them)
     from pytest_ormbench.results.report.tables.latency import latency
-    assert any(n.startswith("Rows from 2 machines") for t in latency(two, "postgresql") for n in t.notes)
-    assert not any("machines" in n for t in latency(same, "postgresql") for n in t.notes)
+    for runs, across in ((load(files("aarch64")), True), (load(files("x86_64")), False)):
+        for sweep in (latency(runs, "postgresql"), latency_strategies(runs, "postgresql")):
+            assert sweep and any(n.startswith("Rows from 2 machines") for t in sweep for n in t.notes) == across
 
 
 def _strategy_record(strategy: str, kind: str, rtt: float, seconds: float, jitter: float) -> object:

@@ -402,7 +402,7 @@ def _independent_arms() -> list[str]:
         if entry.missing() or entry.control_for not in ("", "sqlite"):
             continue
         cls = import_arm(entry.target)
-        if cls.independent_sessions and not cls.is_async and "sqlite" in cls.databases:
+        if cls.independent_sessions and "sqlite" in cls.databases:
             names.append(name)
     return names
 
@@ -416,7 +416,7 @@ def test_every_arm_that_keeps_its_sessions_verifies_with_cells_alternating_in_it
     s.planned = [CellKey(arm, m, o, "warm", "default") for m in run.models for o in run.ops]
     try:
         s.run_all()
-        assert s.run_facts()["warm_start"] == "kept"
+        assert s.run_facts()["warm_start"] == "kept" and s.run_facts()["warm_start_fresh"] == {}
         outcomes = [s.outcome(k) for k in s.planned]
         problems = {str(o.key): o.problem and o.problem.message for o in outcomes
                     if o.record is None or not o.record.verified}

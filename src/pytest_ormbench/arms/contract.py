@@ -64,10 +64,11 @@ class Arm(abc.ABC):
     #: binding. Then an interleaved warm cell's session stays open in the arm's worker between its rounds while
     #: the worker serves other cells (``--ormbench-warm-start=kept``). False (the default) for an arm whose
     #: connection or binding is the process's (Django's ``connections``, SQLObject's ``sqlhub``, a model class
-    #: bound to one database), so that another cell's ``open`` would take it, and for every async arm (its
-    #: connection belongs to the event loop of the request that opened it): their sessions close after each
-    #: request. Declaring it wrongly fails the run (a kept session whose database lost its connection)
-    #: or its verification (writes counted on another database), never silently.
+    #: bound to one database, Tortoise ORM's ``Tortoise.init``), so that another cell's ``open`` would take it:
+    #: its sessions close after each request. An async arm's kept session runs on the worker's one event loop;
+    #: it may declare it when its instance holds its own engine (SA ORM async, ormar). Declaring it wrongly
+    #: fails the run (a kept session whose database lost its connection) or its verification (writes counted on
+    #: another database), never silently.
     independent_sessions: ClassVar[bool] = False
     #: where the data lives, for the harness: a name in ``pytest_ormbench.backends.DATABASES``,
     #: or a ``Database`` instance for an engine that comes with its arm. The harness counts

@@ -125,9 +125,8 @@ def _run_rounds(cell: "Cell", keep: bool) -> tuple[list[Any], Any]:
         if session is not None:
             session.close()
         raise
-    # only an arm whose open instances keep apart (``Arm.independent_sessions``) keeps a session while the
-    # worker serves other cells; an async arm declares it only when its instance holds its connection, on the
-    # process's one loop, rather than a context variable of the request that opened it (Tortoise ORM's)
+    # only an arm whose open instances keep apart (``Arm.independent_sessions``: each holds its own engine, not
+    # the process's) keeps a session while the worker serves other cells, sync or async (one event loop per process)
     if keep and session.arm.independent_sessions:
         _KEPT[_session_id(cell)] = session
     else:
@@ -339,13 +338,17 @@ def main() -> int:
     proto: IO[str] = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # whatever the ORMs print must not corrupt the protocol
     sys.stdout = sys.stderr
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        reply = handle(json.loads(line))
-        proto.write(json.dumps(reply, default=str) + "\n")
-        proto.flush()
-    close_kept()
+    try:
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            reply = handle(json.loads(line))
+            proto.write(json.dumps(reply, default=str) + "\n")
+            proto.flush()
+    finally:
+        # a worker that ends by an exception (Ctrl-C reaches the run's whole process group; a parent gone
+        # mid-reply) closes its kept sessions too, their connections, aiosqlite's threads and work databases
+        close_kept()
     return 0
 
 

@@ -96,8 +96,8 @@ OPTIONS: tuple[Option, ...] = (
            "where forked processes count up to 2.3 per cent differently); docs/methodology.md", metavar="fork|fresh"),
     Option("warm-start", "kept", "how an interleaved warm cell's later rounds start: kept (its connection and work "
            "database kept in the arm's worker between its rounds, warmed up once, restored before each round; "
-           "SQLite, arms that declare independent_sessions) or fresh (each round's request copies, connects and warms up "
-           "again)", metavar="kept|fresh"),
+           "SQLite, arms that declare independent_sessions) or fresh (each round's request copies, connects and "
+           "warms up again)", metavar="kept|fresh"),
     Option("estimate-from", "", "earlier runs' JSON (comma-separated files or folders) whose phase accounts the plan "
            "line's estimate of this run's wall and timed time is read from (default: --ormbench-shard-durations's "
            "file, else pytest-benchmark's storage folder)", metavar="PATH,..."),

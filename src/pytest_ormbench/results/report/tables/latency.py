@@ -10,14 +10,14 @@ from pytest_ormbench.arms.registry import CONTROL_ARMS
 from pytest_ormbench.results.report.format import NO_FIGURE, fmt_rate, fmt_ratio
 from pytest_ormbench.results.report.load import Runs
 from pytest_ormbench.results.report.table import Table
+from pytest_ormbench.results.report.tables.noise import Figure, leader, rate_figure
+from pytest_ormbench.results.report.tables.rates import machines_line
+from pytest_ormbench.results.report.tables.scope import all_arm_order, labels, per_arm, timed_groups, whole
 
 #: under a sweep table whose rows come from more than one machine
 ACROSS_MACHINES = ("Rows from {count} machines (the Runs table's Machine column): {which}. Rows/s of different "
                    "machines are not comparable: no arm is named as leading among them; read each row's last column, "
                    "its own ratio.")
-from pytest_ormbench.results.report.tables.noise import Figure, leader, rate_figure
-from pytest_ormbench.results.report.tables.rates import machines_line
-from pytest_ormbench.results.report.tables.scope import all_arm_order, labels, per_arm, timed_groups, whole
 
 
 def sweep_figures(runs: Runs, db: str, model: str, mode: str, table: str) -> dict[str, dict[str, dict[float, float]]]:
@@ -97,9 +97,12 @@ def latency(runs: Runs, db: str) -> list[Table]:
                              f"({fmt_rate(by_arm[b][hi])} rows/s).")
             if any(c == "—" for r in rows for c in r[1:]):
                 notes.append(NO_FIGURE)
-            notes += machines_line(runs, ((k, c) for k, c in whole(runs).cells.items() if k.db == db
-                                          and k.op == op.letter and (k.model, k.mode, k.table) == (model, mode, table)
-                                          and (k.rtt_ms is not None or k.arm in arms)), ACROSS_MACHINES)
+            # the swept cells, and the direct column's: the sweep's own direct cell where it ran one (as ``plain``)
+            notes += machines_line(runs, ((k, c if k.rtt_ms is not None else (c.sweep_direct_cell or c))
+                                          for k, c in whole(runs).cells.items() if k.db == db and k.op == op.letter
+                                          and (k.model, k.mode, k.table) == (model, mode, table)
+                                          and (k.rtt_ms is not None or (with_direct and k.arm in arms))),
+                                   ACROSS_MACHINES)
             title = (f"{op.letter} {op.title} — {MODELS[model].title}, {mode}, {table} table "
                      "(rows/s against RTT, higher is better)")
             out.append(Table(title, header, rows, notes, anchor=f"latency-{db}-{model}-{mode}-{table}-{op.letter}"))

@@ -13,8 +13,8 @@ from pytest_ormbench.results.report.load import LoadedCell, Runs
 from pytest_ormbench.results.report.table import Table
 from pytest_ormbench.results.report.tables.noise import (CONTESTED, Figure, figure_grid, leader, object_means,
                                                          run_floors)
-from pytest_ormbench.results.report.tables.scope import (OBJECT_OPS, arm_order, controls_named, labels,
-                                                         present_controls, shown_cells, timed_groups, whole)
+from pytest_ormbench.results.report.tables.scope import (OBJECT_OPS, all_arm_order, arm_order, controls_named,
+                                                         labels, present_controls, shown_cells, timed_groups, whole)
 
 #: the one line a report of instrumented cells only has where the rows/s tables would be
 UNTIMED = ("No rows/s tables: every cell here ran under valgrind's callgrind (--ormbench-instructions), whose wall "
@@ -120,12 +120,16 @@ def machines_line(runs: Runs, cells: Iterable[tuple[CellKey, LoadedCell]],
     every = whole(runs)
     if not every.across_machines(c.source for _, c in cells):
         return []
-    names, order, short = labels(runs), {a: i for i, a in enumerate(arm_order(runs))}, every.machine_labels()
+    # every database's arms: the sweep tables are given the whole runs, whose arms the scoped order may lack
+    names, order, short = labels(runs), {a: i for i, a in enumerate(all_arm_order(runs))}, every.machine_labels()
     arms_on: dict[str, set[str]] = {}
     for k, c in cells:
         arms_on.setdefault(short.get(every.machines.get(c.source, ""), "?"), set()).add(k.arm)
-    which = "; ".join(f"{m}: {', '.join(names[a] for a in sorted(arms, key=order.__getitem__))}"
-                      for m, arms in sorted(arms_on.items()))
+
+    def listed(arms: set[str]) -> str:
+        return ", ".join(names.get(a, a) for a in sorted(arms, key=lambda a: order.get(a, len(order))))
+
+    which = "; ".join(f"{m}: {listed(arms)}" for m, arms in sorted(arms_on.items()))
     return [template.format(count=len(arms_on), which=which)]
 
 

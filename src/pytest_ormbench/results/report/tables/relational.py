@@ -27,13 +27,15 @@ SELECT_NOTE = ("SELECTs: per unit (a page, a user, a dashboard), from the untime
 OVER_CONTROL_NOTE = ("× control: the arm's time per unit over the control's (hand-written SQL on the raw driver) "
                      "with the same kind of strategy on the same database; ×1.00 is the driver's floor.")
 OPS_NOTE = "Operations per second (higher is better): units one round did over the median round time."
-#: under a Test 4 table whose rows come from more than one machine
-ACROSS_MACHINES = ("Rows from {count} machines (the Runs table's Machine column): {which}. Ops/s of different "
-                   "machines are not comparable: no arm is ranked against another machine's (no Best), and × control "
-                   "takes only a control timed on the arm's own machine (blank where none was).")
+#: under a Test 4 table whose rows come from more than one machine: the strategy, shapes and means tables'
+_ROWS_FROM = "Rows from {count} machines (the Runs table's Machine column): {which}. "
+STRATEGY_ACROSS_MACHINES = (_ROWS_FROM + "Ops/s of different machines are not comparable; × control takes only a "
+                            "control timed on the arm's own machine (blank where none was).")
+SHAPES_ACROSS_MACHINES = _ROWS_FROM + "Ops/s of different machines are not comparable: no Best is named among them."
+MEANS_ACROSS_MACHINES = _ROWS_FROM + "Means of different machines are not comparable."
 #: the same under a latency sweep's table
-SWEEP_ACROSS_MACHINES = ("Rows from {count} machines (the Runs table's Machine column): {which}. Compare each arm's "
-                         "strategies with each other; figures of different machines are not comparable.")
+SWEEP_ACROSS_MACHINES = (_ROWS_FROM + "Compare each arm's strategies with each other; figures of different "
+                         "machines are not comparable.")
 INSTRUCTIONS_NOTE = ("instr./unit: instructions per unit under callgrind (--ormbench-instructions), the op alone, median "
                      "of the rounds (lower is better); such a run's wall times are not speeds, so it has no ops/s.")
 
@@ -62,6 +64,22 @@ def _shown(fig: Figure | None) -> str:
     if fig is None:
         return fmt_rate(None)
     return " ".join([fmt_rate(fig.value), fmt_spread(fig.spread)]).strip()
+
+
+def _same_machine_control(runs: Runs, cell: LoadedCell, control: str | None, kind: str,
+                          fig: Figure) -> Figure | None:
+    """The control's figure for ``cell``'s shape, mode and strategy kind from a file of the arm's own machine, among
+    the cells a later file replaced (a control timed beside the arm, superseded by another machine's); None when
+    there is none."""
+    every, key = whole(runs), cell.record.key
+    for old in reversed(every.superseded):
+        k = old.record.key
+        if (k.arm, k.model, k.op, k.mode, k.db, k.rtt_ms) == (control, key.model, key.op, key.mode, key.db, None) \
+                and old.timed and _kind(old) == kind:
+            base = rate_figure(old)
+            if base is not None and not every.across_machines(base.sources | fig.sources):
+                return base
+    return None
 
 
 def strategy_table(runs: Runs, shape: Shape, mode: str, legend: bool = True) -> Table | None:
@@ -94,7 +112,7 @@ def strategy_table(runs: Runs, shape: Shape, mode: str, legend: bool = True) -> 
             control = yardstick(runs, arm)
             base = control_by_kind.get((control, kind)) if control else None
             if base is not None and fig is not None and whole(runs).across_machines(base.sources | fig.sources):
-                base = None  # the control ran on another machine: no ratio holds
+                base = _same_machine_control(runs, c, control, kind, fig)  # the shown one ran on another machine
             over = fmt_ratio(base.value / fig.value) if base is not None and fig is not None and arm != control else ""
             mark = ""
             if arm in best_of_arm and best_of_arm[arm][0] == strategy:
@@ -112,7 +130,7 @@ def strategy_table(runs: Runs, shape: Shape, mode: str, legend: bool = True) -> 
     if counted and legend:
         notes.append(INSTRUCTIONS_NOTE)
     notes.extend(machines_line(runs, ((k, c) for k, c in relational_cells(runs) if k.op == shape.code
-                                      and k.mode == mode), ACROSS_MACHINES))
+                                      and k.mode == mode), STRATEGY_ACROSS_MACHINES))
     return Table(f"{shape.code} {shape.title} — {mode} (ops/s by strategy)",
                  ["Arm", "Strategy", "Kind", "ops/s", "SELECTs", "× control", *(["instr./unit"] if counted else [])],
                  rows, notes, anchor=f"relational-{shape.name}-{mode}")
@@ -141,7 +159,7 @@ def shapes_table(runs: Runs, mode: str) -> Table | None:
     if any(c.startswith("—") for r in rows for c in r[1:-1]):
         notes.append(NO_FIGURE)
     notes.extend(machines_line(runs, ((k, c) for k, c in relational_cells(runs) if k.mode == mode
-                                      and not SHAPES_BY_CODE[k.op].strategies), ACROSS_MACHINES))
+                                      and not SHAPES_BY_CODE[k.op].strategies), SHAPES_ACROSS_MACHINES))
     return Table(f"Test 4: the other shapes — {mode} (ops/s, higher is better)", ["Shape", *(names[a] for a in arms),
                  "Best"], rows, notes, anchor=f"relational-shapes-{mode}")
 
@@ -264,7 +282,7 @@ def means_table(runs: Runs) -> Table | None:
              "arm's fastest strategy. Not comparable with Tests 1-3's means (other work, other units)."]
     if short:
         notes.append("(n/m): the arm ran n of the m shapes the most complete arm ran; its mean is over those.")
-    notes.extend(machines_line(runs, cells, ACROSS_MACHINES))
+    notes.extend(machines_line(runs, cells, MEANS_ACROSS_MACHINES))
     return Table("Test 4 overall: geometric means, ops/s", ["Arm", *(f"Test 4 {m}" for m in modes)], rows, notes,
                  anchor="relational-overall")
 
