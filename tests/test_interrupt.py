@@ -109,12 +109,13 @@ def test_ctrl_c_to_the_whole_group_with_kept_async_sessions_leaves_nothing_behin
         proc = subprocess.Popen(
             [sys.executable, "-m", "pytest", "bench_suites", "-p", "no:cacheprovider", "-q",
              "--ormbench-arms=sqlalchemy_async", "--ormbench-no-control", "--ormbench-no-probe",
-             "--ormbench-models=simple", "--ormbench-modes=warm", "--ormbench-rounds=50"],
+             "--ormbench-models=simple", "--ormbench-modes=warm", "--ormbench-rounds=500", "--ormbench-iterations=5",
+             "--ormbench-batch=50"],
             cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, text=True, start_new_session=True,
             preexec_fn=sigint_as_in_a_terminal)
     try:
         deadline = time.monotonic() + 90
-        while "round 1/50 done" not in log.read_text():  # every cell has a kept session from here on
+        while "round 1/500 done" not in log.read_text():  # every cell has a kept session from here on
             assert proc.poll() is None, log.read_text()
             assert time.monotonic() < deadline, "the run did not finish its first round in time"
             time.sleep(0.2)
