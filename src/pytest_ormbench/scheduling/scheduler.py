@@ -97,8 +97,8 @@ class Scheduler:
         self.env = child_env([str(self.rootdir)])
         #: where the run's wall time went, per unit (arm at its place; "probe" for the drift probe)
         self.account = RunAccount()
-        #: arm -> why its interleaved warm sessions were not kept although the run keeps them (``NOT_KEPT``)
-        self.fresh_warm: dict[str, str] = {}
+        #: the arms whose interleaved warm sessions were not kept although the run keeps them (``NOT_KEPT``)
+        self.fresh_warm: set[str] = set()
         #: the run's database servers, started when a cell first needs one
         self.servers = Servers(self.run.settings, self.tmp, self.run.postgresql_url, self.run.mysql_url)
         #: a latency sweep's statement counts, taken once per cell on the direct connection (``_count``)
@@ -242,7 +242,7 @@ class Scheduler:
             record = _with_load(CellRecord.from_json(reply["record"]))
             self._charge(key, "timed", time.monotonic() - t0, reply, record)
             if keep and reply.get("kept") is False:
-                self.fresh_warm.setdefault(key.arm, NOT_KEPT)
+                self.fresh_warm.add(key.arm)
         else:
             for r in range(rounds):
                 cell = self._cell(key, 1, False, memory and r == rounds - 1, statements=inline)
@@ -338,7 +338,7 @@ class Scheduler:
             facts["warm_start"] = "kept" if any(self.keeps(k) for k in self.planned) else "fresh"
             if facts["warm_start"] == "kept":
                 # the arms whose warm sessions were opened and warmed up again on every visit all the same
-                facts["warm_start_fresh"] = dict(sorted(self.fresh_warm.items()))
+                facts["warm_start_fresh"] = {arm: NOT_KEPT for arm in sorted(self.fresh_warm)}
         if any(k.mode == "cold" for k in self.planned):
             facts["cold_start"] = {"how": "fork" if self.processes.forks else "fresh",
                                    "fresh": dict(self.processes.preloaded.refused)}

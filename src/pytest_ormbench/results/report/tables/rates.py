@@ -109,7 +109,7 @@ def old_discipline(runs: Runs, where: Callable[[CellKey], bool]) -> list[str]:
 
 def machines_note(runs: Runs, where: Callable[[CellKey], bool], template: str = ACROSS_MACHINES) -> list[str]:
     """The note for the timed cells ``where`` picks when they come from more than one machine (one: [])."""
-    return machines_line(runs, [(k, c) for k, c in shown_cells(runs) if where(k) and c.timed], template)
+    return machines_line(runs, [(k, c) for k, c in shown_cells(runs) if where(k)], template)
 
 
 def machines_line(runs: Runs, cells: Iterable[tuple[CellKey, LoadedCell]],
